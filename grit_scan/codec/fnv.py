@@ -1,0 +1,86 @@
+"""FNV-1a, 64- and 128-bit (§6.1).
+
+The pure-Python loops here are the reference.  When the optional compiled
+helper ``grit_scan._fnv`` was built by the package build, the streaming
+hashers use it for bulk bytes; results are identical by test
+(tests/test_fnv.py), and ``compiled_backend()`` tells callers which path runs.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+FNV64_OFFSET = 0xCBF29CE484222325
+FNV64_PRIME = 0x100000001B3
+FNV128_OFFSET = 0x6C62272E07BB014262B821756295C58D
+FNV128_PRIME = 0x0000000001000000000000000000013B
+_M64 = (1 << 64) - 1
+_M128 = (1 << 128) - 1
+
+try:  # pragma: no cover - depends on the build
+    from grit_scan import _fnv as _compiled  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
+
+
+class _Buffer(Protocol):
+    def __len__(self) -> int: ...
+
+
+def compiled_backend() -> bool:
+    """True when the C helper is loaded (the fast path)."""
+    return _compiled is not None
+
+
+def fnv1a64_py(data: bytes | bytearray | memoryview, h: int = FNV64_OFFSET) -> int:
+    """Reference FNV-1a-64, continuing from state ``h``."""
+    for b in bytes(data):
+        h = ((h ^ b) * FNV64_PRIME) & _M64
+    return h
+
+
+def fnv1a128_py(data: bytes | bytearray | memoryview, h: int = FNV128_OFFSET) -> int:
+    """Reference FNV-1a-128, continuing from state ``h``."""
+    for b in bytes(data):
+        h = ((h ^ b) * FNV128_PRIME) & _M128
+    return h
+
+
+def _update128(h: int, data: bytes | bytearray | memoryview) -> int:
+    if _compiled is not None and len(data) >= 64:
+        return int(_compiled.fnv1a128_update(h.to_bytes(16, "big"), data).hex(), 16)
+    return fnv1a128_py(data, h)
+
+
+def _update64(h: int, data: bytes | bytearray | memoryview) -> int:
+    if _compiled is not None and len(data) >= 64:
+        return int(_compiled.fnv1a64_update(h, data))
+    return fnv1a64_py(data, h)
+
+
+def fnv1a64(data: bytes | bytearray | memoryview) -> int:
+    """FNV-1a-64 of ``data`` as an integer."""
+    return _update64(FNV64_OFFSET, data)
+
+
+def fnv1a128(data: bytes | bytearray | memoryview) -> bytes:
+    """FNV-1a-128 of ``data``, serialised big-endian (16 bytes, §6.1)."""
+    return _update128(FNV128_OFFSET, data).to_bytes(16, "big")
+
+
+class Fnv128:
+    """Streaming FNV-1a-128: feed bytes in chunks, read the digest at the end."""
+
+    __slots__ = ("_h",)
+
+    def __init__(self) -> None:
+        self._h = FNV128_OFFSET
+
+    def update(self, data: bytes | bytearray | memoryview) -> None:
+        self._h = _update128(self._h, data)
+
+    def digest(self) -> bytes:
+        return self._h.to_bytes(16, "big")
+
+    def hexdigest(self) -> str:
+        return self.digest().hex()
