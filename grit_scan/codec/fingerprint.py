@@ -1,0 +1,73 @@
+"""Fingerprints (§6): grade_id, gid, digest and the printable gid."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+
+from . import base32
+from .descriptor import Descriptor
+from .errors import GritValueError
+from .fnv import Fnv128, fnv1a64, fnv1a128
+from .grade import Grade
+
+PLANE_NAMES = ("data", "scale0", "scale1", "aux")
+
+
+def grade_id(canonical: str) -> int:
+    """§6.2: FNV-1a-64 of the canonical grade string, no NUL."""
+    return fnv1a64(canonical.encode("utf-8"))
+
+
+def gid_bytes(canonical: str, desc: Descriptor | bytes, shape: Sequence[int]) -> bytes:
+    """§6.3: FNV-1a-128 over grade ‖ 0x00 ‖ frame ‖ u32 rank ‖ i64 shape."""
+    raw = desc.pack() if isinstance(desc, Descriptor) else bytes(desc)
+    if len(raw) != 64:
+        raise GritValueError("gid needs a 64-byte descriptor")
+    try:
+        tail = struct.pack("<I", len(shape)) + b"".join(struct.pack("<q", d) for d in shape)
+    except struct.error:
+        raise GritValueError("shape extents must fit int64 and rank uint32") from None
+    msg = canonical.encode("utf-8") + b"\x00" + raw[:28] + raw[32:] + tail
+    return fnv1a128(msg)
+
+
+def gid(grade: Grade | str, desc: Descriptor | bytes, shape: Sequence[int]) -> bytes:
+    canonical = grade.canonical if isinstance(grade, Grade) else grade
+    return gid_bytes(canonical, desc, shape)
+
+
+def gid_base32(g: bytes) -> str:
+    return base32.encode(g)
+
+
+def digest_planes(planes: Sequence[bytes | bytearray | memoryview | None]) -> bytes:
+    """§6.5 as RECONSTRUCTION §2 verifies it: all four planes, each
+    u64le(len) ‖ bytes, absent planes contributing u64le(0) only."""
+    if len(planes) != 4:
+        raise GritValueError("digest covers exactly four planes: data, scale0, scale1, aux")
+    h = Fnv128()
+    for p in planes:
+        n = 0 if p is None else len(p)
+        h.update(struct.pack("<Q", n))
+        if n:
+            h.update(p)  # type: ignore[arg-type]
+    return h.digest()
+
+
+def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[bytes]]]) -> bytes:
+    """Digest from (length, chunks) per plane, for bounded-memory streaming."""
+    h = Fnv128()
+    count = 0
+    for length, chunks in plane_chunks:
+        count += 1
+        h.update(struct.pack("<Q", length))
+        seen = 0
+        for c in chunks:
+            seen += len(c)
+            h.update(c)
+        if seen != length:
+            raise GritValueError(f"plane stream gave {seen} bytes, expected {length}")
+    if count != 4:
+        raise GritValueError("digest covers exactly four planes")
+    return h.digest()

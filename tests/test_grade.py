@@ -1,0 +1,176 @@
+"""§4 grades: the six strings and ids, canonicalisation, rule-6 rejections,
+decode projections, refinement and join."""
+
+import pytest
+
+from grit_scan.codec import grade as G
+from grit_scan.codec.errors import GritValueError
+
+from . import spec_values as S
+
+MX = "grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs)"
+
+
+@pytest.mark.parametrize("name", list(S.GRADES))
+def test_six_grade_strings_and_ids(name):
+    text, gid = S.GRADES[name]
+    g = G.parse_grade(text)
+    assert g.canonical == text
+    assert g.grade_id == gid
+    assert g.name == name
+    assert G.REGISTERED[name].grade_id == gid
+
+
+@pytest.mark.parametrize("alias", ["mxfp4", "MXFP4", "grade_mxfp4", "Grade_Mxfp4", " mxfp4 "])
+def test_names_case_insensitive(alias):
+    assert G.by_name(alias).canonical == S.GRADES["GRADE_MXFP4"][0]
+    assert G.resolve(alias).grade_id == S.GRADES["GRADE_MXFP4"][1]
+
+
+def test_all_registered_names_resolve():
+    for name in ("mxfp4", "mxfp4_rne", "nvf4", "nvf4_rtz", "q4ks", "i8s24"):
+        assert G.by_name(name) is not None
+    assert G.GRADE_NVF4_RTZ.grade_id == S.GRADES["GRADE_NVF4_RTZ"][1]
+
+
+@pytest.mark.parametrize("spelling", [
+    "grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs)",
+    " grit1( e = e2m1 , k0 = 32 ,\n s0 = e8m0 ,\t esr = exp2floormaxabs ) ",
+    "GRIT1(E=E2M1,K0=32,S0=E8M0,ESR=EXP2FLOORMAXABS)",
+    "grit1(esr=exp2floormaxabs,s0=e8m0,k0=32,e=e2m1)",
+    "grit1(k0=32,e=e2m1,esr=exp2floormaxabs,s0=e8m0)",
+    # defaults are dropped
+    "grit1(e=e2m1,k0=32,s0=e8m0,ct=dense,po=lsb,er=rne,es=satfinite,et=binary32,"
+    "esr=exp2floormaxabs,dr=rne,ds=satfinite,dt=binary32,ao=unspec,at=unspec,ar=unspec,"
+    "asub=any,afma=unspec)",
+    # aliases
+    "grit1(e=fp4,k0=32,s0=ue8m0,esr=exp2floormaxabs)",
+    "grit1(e=FLOAT4_E2M1FN,k0=32,s0=float8_e8m0fnu,esr=exp2floormaxabs,et=fp32)",
+    "grit1(e=e2m1,k0=032,s0=e8m0,esr=exp2floormaxabs)",
+])
+def test_canonicalisation(spelling):
+    assert G.canonicalize(spelling) == MX
+
+
+def test_k1_zero_is_emitted_and_zps_l1_kept():
+    g = G.parse_grade("grit1(s1=fp32,k1=0,esr=ratiomaxabs,k0=16,s0=e4m3fn,e=fp4)")
+    assert g.canonical == S.GRADES["GRADE_NVF4"][0]
+    q = G.parse_grade("grit1(zps=l1,zp=uint6,s1=half,k1=8,s0=uint6,k0=32,e=uint4,"
+                      "esr=affineminmax,zpc=plain)")
+    assert q.canonical == S.GRADES["GRADE_Q4KS"][0]
+
+
+def test_every_alias_in_a_grade():
+    for alias, tok in S.ALIASES.items():
+        if tok in ("u2", "u4", "u6", "u8", "s4", "s8", "e2m1", "e4m3", "e5m2", "e2m3", "e3m2",
+                   "e8m0", "binary16", "bfloat16", "binary32"):
+            g = G.parse_grade(f"grit1(e={alias},k0=32,s0=e8m0,esr=ratiomaxabs)")
+            assert g.canonical == f"grit1(e={tok},k0=32,s0=e8m0,esr=ratiomaxabs)"
+
+
+@pytest.mark.parametrize("bad", sorted(S.REJECTED))
+def test_every_rejected_alias(bad):
+    with pytest.raises(GritValueError) as ei:
+        G.parse_grade(f"grit1(e={bad},k0=32,s0=e8m0,esr=exp2floormaxabs)")
+    msg = str(ei.value)
+    assert "'e'" in msg and S.REJECTED[bad] in msg
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs,swizzled=1)", "unknown key 'swizzled'"),
+    ("grit1(e=e2m1,k0=32,k0=32,s0=e8m0,esr=exp2floormaxabs)", "duplicate key 'k0'"),
+    ("grit1(k0=32,s0=e8m0,esr=exp2floormaxabs)", "missing required key e"),
+    ("grit1(e=e2m1,s0=e8m0,esr=exp2floormaxabs)", "missing required key k0"),
+    ("grit1(e=e2m1,k0=32,esr=exp2floormaxabs)", "missing required key s0"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0)", "missing required key esr"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,k1=4,esr=ratiomaxabs)", "'k1' without 's1'"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,s1=binary32,esr=ratiomaxabs)", "'s1' without 'k1'"),
+    ("grit1(e=u4,k0=32,s0=u6,zpc=minus1,esr=affineminmax)", "'zpc' without 'zp'"),
+    ("grit1(e=u4,k0=32,s0=u6,zps=shared,esr=affineminmax)", "'zps' without 'zp'"),
+    ("grit1(e=u4,k0=32,s0=u6,zp=u4,zps=l1,esr=affineminmax)", "without a level-1 scale"),
+])
+def test_rule_6_rejections_name_the_key(text, needle):
+    with pytest.raises(GritValueError) as ei:
+        G.parse_grade(text)
+    assert needle in str(ei.value)
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("grit1(e=e2m1,k0=0,s0=e8m0,esr=exp2floormaxabs)", "'k0'"),
+    ("grit1(e=e2m1,k0=65536,s0=e8m0,esr=exp2floormaxabs)", "'k0'"),
+    ("grit1(e=e2m1,k0=+32,s0=e8m0,esr=exp2floormaxabs)", "'k0'"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=maxabs)", "'esr'"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=ratiomaxabs,ao=pairwise(0))", "'ao'"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=ratiomaxabs,dt=e4m3)", "'dt'"),
+    ("grit1(e=s8,k0=32,s0=binary16,sp=2:4,esr=ratiomaxabs)", "'sp'"),
+    ("grit1(e=s8,k0=32,s0=binary16,sp=2:8:u2:asclsb,esr=ratiomaxabs)", "'sp'"),
+    ("grit1(e=s8,k0=32,s0=binary16,sp=5:4:u2:asclsb,esr=ratiomaxabs)", "'sp'"),
+    ("grit1(e=bogus,k0=32,s0=e8m0,esr=ratiomaxabs)", "'e'"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=ratiomaxabs", "grit1("),
+    ("mxfp4(e=e2m1)", "grit1("),
+    ("grit1(e=e2m1,,k0=32,s0=e8m0,esr=ratiomaxabs)", "empty field"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=ratiomaxabs,zp=u4,sp=2:4:u2:asclsb)", "one aux plane"),
+])
+def test_value_rejections(text, needle):
+    with pytest.raises(GritValueError) as ei:
+        G.parse_grade(text)
+    assert needle in str(ei.value)
+
+
+def test_decode_projections():
+    assert G.GRADE_MXFP4.decode_projection == S.MXFP4_DECODE_PROJECTION
+    assert G.GRADE_MXFP4_RNE.decode_projection == S.MXFP4_DECODE_PROJECTION
+    assert G.GRADE_Q4KS.decode_projection == S.Q4KS_DECODE_PROJECTION
+    assert G.GRADE_NVF4.decode_projection == G.GRADE_NVF4_RTZ.decode_projection
+    assert "sp=2:4:u2:asclsb" in G.GRADE_I8S24.decode_projection
+    assert "zp=" not in G.GRADE_I8S24.decode_projection
+
+
+def test_frame_fields_implied():
+    f = G.GRADE_Q4KS.frame
+    assert (f.n_levels, f.flags, f.elem, f.scale0, f.scale1, f.zp_fmt, f.k0, f.k1) == (
+        2, 0x21, 0x43E3, 0x43E5, 0x356F, 0x43E5, 32, 8)
+    s = G.GRADE_I8S24.frame
+    assert (s.flags, s.sp_n, s.sp_m, s.sp_meta_fmt, s.sp_order) == (0x04, 2, 4, 1, 1)
+    m = G.parse_grade("grit1(e=u4,k0=128,s0=binary16,zp=u4,zpc=minus1,ct=pad8,po=msb,"
+                      "esr=affineminmax)").frame
+    assert m.flags == 0x01 | 0x02 | 0x08 and m.container == 1
+
+
+def _acc(**kw):
+    base = "grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs"
+    return G.parse_grade(base + "".join(f",{k}={v}" for k, v in kw.items()) + ")")
+
+
+def test_refinement_order():
+    seq, pw4, pw8, tree, unspec = (_acc(ao="seq"), _acc(ao="pairwise(4)"), _acc(ao="pairwise(8)"),
+                                   _acc(ao="tree"), _acc())
+    assert G.refines(seq, pw4) and G.refines(pw4, tree) and G.refines(tree, unspec)
+    assert G.refines(seq, unspec) and G.refines(seq, seq)
+    assert not G.refines(unspec, seq) and not G.refines(tree, pw4)
+    assert not G.refines(pw4, pw8) and not G.refines(pw8, pw4)
+    pres, ftz = _acc(asub="preserve"), _acc(asub="ftz")
+    assert not G.refines(pres, ftz) and not G.refines(ftz, pres)
+    assert G.refines(pres, unspec)
+    # a different representation is never a refinement
+    assert not G.refines(G.GRADE_MXFP4, G.GRADE_MXFP4_RNE)
+
+
+def test_join():
+    assert G.join(_acc(ao="seq"), _acc(ao="pairwise(4)"))["ao"] == "pairwise(4)"
+    assert G.join(_acc(ao="pairwise(4)"), _acc(ao="pairwise(8)"))["ao"] == "tree"
+    assert G.join(_acc(asub="preserve"), _acc(asub="ftz"))["asub"] == "any"
+    assert G.join(_acc(afma="fused"), _acc(afma="unfused"))["afma"] == "unspec"
+    j = G.join(_acc(ao="seq", at="binary32"), _acc(ao="seq", at="binary32"))
+    assert j.canonical == _acc(ao="seq", at="binary32").canonical
+    with pytest.raises(GritValueError, match="esr"):
+        G.join(G.GRADE_MXFP4, G.GRADE_MXFP4_RNE)
+
+
+def test_unregistered_format_word_spelling():
+    g = G.parse_grade("grit1(e=0x2065,k0=32,s0=0X4807,esr=exp2floormaxabs)")
+    assert g.canonical == "grit1(e=e3m2,k0=32,s0=e8m0,esr=exp2floormaxabs)"
+    h = G.parse_grade("grit1(e=0x03e5,k0=32,s0=e8m0,esr=exp2floormaxabs)")  # s6
+    assert h["e"] == "0x03e5"
+    with pytest.raises(GritValueError):
+        G.parse_grade("grit1(e=0x2040,k0=32,s0=e8m0,esr=exp2floormaxabs)")  # 1-bit
