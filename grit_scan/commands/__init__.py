@@ -1,0 +1,1 @@
+"""Command modules; each registers its commands on ``grit_scan.cli.app``."""
