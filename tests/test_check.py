@@ -6,6 +6,7 @@ Expected statuses and steps come from §7.3's text; plane sizes from §10.
 import dataclasses
 
 import pytest
+import spec_values as S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +27,6 @@ from grit_scan.codec.errors import (
     Status,
 )
 from grit_scan.codec.fingerprint import digest_planes
-
-from . import spec_values as S
 
 
 def a4(name):

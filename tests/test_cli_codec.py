@@ -5,11 +5,10 @@ import subprocess
 import sys
 
 import pytest
+import spec_values as S
 
 from grit_scan import __version__
 from grit_scan.cli import main
-
-from . import spec_values as S
 
 
 def run(capsys, *argv):

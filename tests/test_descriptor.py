@@ -1,13 +1,12 @@
 """§3 descriptor layout, A.4 round trips, the note, the hdr_bytes skip rule."""
 
 import pytest
+import spec_values as S
 
 from grit_scan.codec import descriptor as D
 from grit_scan.codec import grade as G
 from grit_scan.codec import placement as P
 from grit_scan.codec.errors import GritValueError
-
-from . import spec_values as S
 
 
 @pytest.mark.parametrize("name", list(S.A4_HEX))

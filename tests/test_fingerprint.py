@@ -1,6 +1,7 @@
 """§6: FNV-1a self-checks, gid, digest, Crockford base32 (expected values from the spec)."""
 
 import pytest
+import spec_values as S
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -9,8 +10,6 @@ from grit_scan.codec.descriptor import from_hex
 from grit_scan.codec.errors import GritValueError
 from grit_scan.codec.fingerprint import digest_planes, gid, gid_base32
 from grit_scan.codec.grade import GRADE_I8S24, GRADE_MXFP4
-
-from . import spec_values as S
 
 
 def test_fnv_self_checks_6_1():

@@ -15,13 +15,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import spec_values as S
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grit_scan.codec import fmt
 from grit_scan.codec.errors import GritValueError
-
-from . import spec_values as S
 
 # ---------------------------------------------------------------- references
 

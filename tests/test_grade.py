@@ -2,11 +2,10 @@
 decode projections, refinement and join."""
 
 import pytest
+import spec_values as S
 
 from grit_scan.codec import grade as G
 from grit_scan.codec.errors import GritValueError
-
-from . import spec_values as S
 
 MX = "grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs)"
 

@@ -1,13 +1,12 @@
 """§11.2 supersedes edges and §7.5 grit_explain."""
 
 import pytest
+import spec_values as S
 
 from grit_scan.codec import explain as E
 from grit_scan.codec import grade as G
 from grit_scan.codec.errors import GritValueError
 from grit_scan.codec.supersedes import REGISTERED_EDGES, EdgeSet, make_edge
-
-from . import spec_values as S
 
 
 def test_registered_edges_reconstruction_9():

@@ -1,0 +1,15 @@
+"""Shared test set-up.
+
+The tests import ``grit_scan`` from the installed package (README's test
+command runs ``.venv/bin/pytest``, which does not put the checkout on
+sys.path), so the suite exercises what ``pip install`` produced, including
+the compiled helper.  This directory is put on sys.path so test modules in
+subdirectories can import the shared helpers (``spec_values``, ...).
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
