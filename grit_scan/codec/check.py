@@ -465,7 +465,13 @@ def grit_check(
             _step5(d, sz, planes, expected_digest)
     except _Fail as f:
         return CheckResult(f.status, f.detail)
-    return CheckResult(Status.OK, sizes=sz)
+    warnings: tuple[str, ...] = ()
+    if level >= 3:
+        from .probes import probe  # §7.6: advisory, never changes the status
+
+        assert planes is not None
+        warnings = tuple(probe(d, shape, planes))
+    return CheckResult(Status.OK, sizes=sz, warnings=warnings)
 
 
 def grit_check_or_raise(*args: object, **kwargs: object) -> CheckResult:

@@ -127,7 +127,15 @@ def _arg_text(a: object) -> str:
 # Constructor signatures: a tuple of argument kinds.
 #   "P" a layout, "int" a non-negative integer, "list" a list of integers,
 #   "vendor" an identifier, "hex" a hex blob.
-_NULLARY = {"RowMajor": (), "ColMajor": ()}
+_NULLARY = {
+    "RowMajor": (),
+    "ColMajor": (),
+    # Project additions (RECONSTRUCTION §7 allows them; docs/layouts.md):
+    # the registered words' meanings, usable inside Compose(...).
+    "BlockAos": (),  # = BLOCK_AOS: planes interleaved per (super-)group
+    "PackK4": (),  # = PACK_K4_12B: ggml get_scale_min_k4 packing of scale0 + aux
+    "Swizzle128x4": (),  # = SWIZZLE_128X4B: 128x4 scale-factor tiles
+}
 SIGNATURES: dict[str, tuple[str, ...]] = {
     **_NULLARY,
     "Tile": ("P", "list"),

@@ -19,6 +19,7 @@ from ..codec.check import PlaneSizes, grit_check, plane_sizes
 from ..codec.errors import GritError, Status
 from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import registry, resolve
+from ..codec.layout import split_payload
 from .common import emit_json, parse_int_list
 
 _HEX32 = re.compile(r"(0x)?[0-9a-fA-F]{32}")
@@ -50,24 +51,11 @@ def grade_cmd(
     typer.echo(f"name               {out['name'] or '(not registered)'}")
 
 
-def split_payload(payload: bytes, sizes: PlaneSizes | None) -> list[bytes]:
-    """Split data ‖ scale0 ‖ scale1 ‖ aux by the §7.3 sizes (§3.6).
-
-    A short payload fills the planes in order (the first short plane is the
-    one reported); surplus bytes go to the last plane the descriptor has, so
-    the check reports it as too large.  Without sizes, all bytes are data.
-    """
+def _split(payload: bytes, sizes: PlaneSizes | None) -> list[bytes]:
+    """data ‖ scale0 ‖ scale1 ‖ aux by the §7.3 sizes; all data when unknown."""
     if sizes is None:
         return [payload, b"", b"", b""]
-    want = sizes.as_list()
-    out, off = [], 0
-    for n in want:
-        out.append(payload[off : off + n])
-        off += len(out[-1])
-    if off < len(payload):
-        last = max((i for i, n in enumerate(want) if n), default=0)
-        out[last] = out[last] + payload[off:]
-    return out
+    return [bytes(p) for p in split_payload(payload, sizes.as_list())]
 
 
 @app.command("check")
@@ -113,7 +101,7 @@ def check_cmd(
             sizes = plane_sizes(d, dims)
         except Exception:  # noqa: BLE001 - sizes unknown: the check reports why
             sizes = None
-        planes = split_payload(payload, sizes)
+        planes = _split(payload, sizes)
         pb = [len(p) for p in planes]
     else:
         assert plane_bytes is not None

@@ -1,0 +1,618 @@
+"""What placements mean, and relayout to and from ROW_MAJOR (§5.2-§5.4).
+
+Every plane is a sequence of *units* in canonical (ROW_MAJOR) order:
+
+| plane  | unit                                   | natural 2-D shape (rows, cols)          |
+|--------|----------------------------------------|-----------------------------------------|
+| data   | one element code                       | (outer, inner * N / M)                  |
+| scale0 | one level-0 scale code                 | (outer, inner / k0)                     |
+| scale1 | one level-1 group: S1, or [S1, Z1]     | (outer, inner / k0 / k1) when it tiles  |
+| aux    | one zero-point code, or one group of M | (outer, inner / k0), (outer, inner / M) |
+|        | positions' N metadata indices          |                                         |
+
+where ``inner`` is the group-axis extent and ``outer`` the product of the
+other extents.  Canonical order visits the group axis fastest (docs/layouts.md).
+
+A placement maps canonical unit order to physical order (a permutation of
+units) and may change the byte form: ``BlockAos`` interleaves the planes per
+(super-)group as scale1 ‖ scale0 ‖ aux ‖ data, ``PackK4`` packs scale0 and
+aux u6 codes into ggml's 12-byte get_scale_min_k4 blocks, ``Pad(a)`` pads a
+plane to a multiple of ``a`` bytes.  Registered words are read as the
+expressions they name (``REGISTERED_MEANING``).  OPAQUE cannot be relayouted
+(L3); an unresolvable class-0x8 word is refused (§5.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bits import pack_codes, unpack_codes
+from .check import expected_plane_sizes
+from .descriptor import Descriptor
+from .errors import Detail, GritLayoutError, GritSizeError, GritValueError
+from .placement import (
+    BLOCK_AOS,
+    COL_MAJOR,
+    LINEAR_META,
+    META_M16N8K32,
+    PACK_K4_12B,
+    ROW_MAJOR,
+    SWIZZLE_128X4B,
+    TILE_16X16,
+    UNSPECIFIED,
+    Layout,
+    expression_word,
+    parse_layout,
+    placement_class,
+    placement_name,
+)
+from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, SP_META_BITS
+
+PLANES = ("data", "scale0", "scale1", "aux")
+
+REGISTERED_MEANING: dict[int, str] = {
+    ROW_MAJOR: "RowMajor",
+    COL_MAJOR: "ColMajor",
+    SWIZZLE_128X4B: "Swizzle128x4",
+    TILE_16X16: "Tile(RowMajor,[16,16])",
+    BLOCK_AOS: "BlockAos",
+    LINEAR_META: "RowMajor",  # §3.8 packing with quads in linear order = canonical
+    PACK_K4_12B: "PackK4",
+}
+
+# Layout expressions this project uses for ggml block structs (docs/layouts.md).
+# They resolve without a file-supplied registry; their words are ordinary
+# class-0x8 hashes of the canonical text.
+GGML_MXFP4_DATA = "Compose(Perm([" + ",".join(
+    str(j + 16 * h) for j in range(16) for h in range(2)) + "]),BlockAos)"
+GGML_Q4K_DATA = "Compose(Perm([" + ",".join(
+    str(32 * h + b) for b in range(32) for h in range(2)) + "]),BlockAos)"
+GGML_Q4K_SCALE = "Compose(PackK4,BlockAos)"
+WELL_KNOWN_LAYOUTS: dict[int, str] = {
+    expression_word(t): t for t in (GGML_MXFP4_DATA, GGML_Q4K_DATA, GGML_Q4K_SCALE, "BlockAos")
+}
+
+
+def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
+    return GritLayoutError(Detail(message=msg, step=3, plane=plane, clause="relayout"))
+
+
+# --------------------------------------------------------------------------
+# plane geometry
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlaneSpec:
+    index: int
+    present: bool
+    units: int
+    per_unit: int  # codes per unit
+    width: int  # bits per code
+    pad8: bool
+    msb: bool
+    dims: tuple[int, int]  # natural (rows, cols); (1, units) when none
+
+    @property
+    def cw(self) -> int:
+        return 8 if self.pad8 and self.width <= 8 else self.width
+
+    @property
+    def canonical_bytes(self) -> int:
+        return -(-self.units * self.per_unit * self.cw // 8)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    shape: tuple[int, ...]
+    group_axis: int
+    outer: int
+    inner: int
+    n_blocks: int  # AoS blocks: level-1 groups, one for per-tensor, else level-0 groups
+    planes: tuple[PlaneSpec, PlaneSpec, PlaneSpec, PlaneSpec]
+
+
+def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
+    """Unit inventory of each plane; raises GritSizeError when the §7.3
+    equations do not hold for this shape."""
+    sz = expected_plane_sizes(d, shape)
+    ga = d.group_axis
+    inner = shape[ga]
+    outer = sz.numel // inner if inner else 0
+    sparse = bool(d.flags & F_SPARSE)
+    per_row_data = inner * d.sp_n // d.sp_m if sparse else inner
+    gpr = inner // d.k0  # level-0 groups per row
+    data = PlaneSpec(0, True, sz.nnz, 1, (d.elem & 31) + 1, d.container == CT_PAD8,
+                     bool(d.flags & F_MSB_FIRST), (outer, per_row_data))
+    s0 = PlaneSpec(1, True, sz.n_groups0, 1, (d.scale0 & 31) + 1, True, False, (outer, gpr))
+    if d.n_levels == 2:
+        mult = 2 if d.flags & F_ZP_L1SCALED else 1
+        if d.k1 == 0:
+            dims1 = (1, 1)
+        elif gpr % d.k1 == 0:
+            dims1 = (outer, gpr // d.k1)
+        else:
+            dims1 = (1, sz.n_groups1)
+        s1 = PlaneSpec(2, True, sz.n_groups1, mult, (d.scale1 & 31) + 1, False, False, dims1)
+    else:
+        s1 = PlaneSpec(2, False, 0, 1, 1, False, False, (1, 0))
+    if sparse:
+        metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
+        aux = PlaneSpec(3, True, sz.numel // d.sp_m, d.sp_n, metabits, False, False,
+                        (outer, inner // d.sp_m))
+    elif d.flags & F_HAS_ZP:
+        aux = PlaneSpec(3, True, sz.n_groups0, 1, (d.zp_fmt & 31) + 1, True, False, (outer, gpr))
+    else:
+        aux = PlaneSpec(3, False, 0, 1, 1, False, False, (1, 0))
+    if d.n_levels == 2:
+        n_blocks = sz.n_groups1 if d.k1 else 1
+    else:
+        n_blocks = sz.n_groups0
+    return Geometry(tuple(shape), ga, outer, inner, n_blocks, (data, s0, s1, aux))
+
+
+# --------------------------------------------------------------------------
+# layout nodes -> unit permutations
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Attrs:
+    aos: bool = False
+    packk4: bool = False
+    pad: int = 0
+
+
+class _Perm:
+    """A permutation of units: physical = forward(logical)."""
+
+    def forward(self, x: np.ndarray) -> np.ndarray:  # x: (n, u)
+        raise NotImplementedError
+
+    def backward(self, y: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def identity(self) -> bool:
+        return False
+
+
+class _Identity(_Perm):
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return x
+
+    def backward(self, y: np.ndarray) -> np.ndarray:
+        return y
+
+    @property
+    def identity(self) -> bool:
+        return True
+
+
+class _Index(_Perm):
+    """physical[j] = logical[idx[j]]."""
+
+    def __init__(self, idx: np.ndarray) -> None:
+        self.idx = idx
+        self.inv = np.empty_like(idx)
+        self.inv[idx] = np.arange(idx.size, dtype=idx.dtype)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return x[self.idx]
+
+    def backward(self, y: np.ndarray) -> np.ndarray:
+        return y[self.inv]
+
+
+class _Chunked(_Perm):
+    """Perm(π): within chunks of len(π) units, physical j holds logical π[j]."""
+
+    def __init__(self, pi: Sequence[int]) -> None:
+        self.pi = np.asarray(pi, dtype=np.int64)
+        self.inv = np.argsort(self.pi)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        L = self.pi.size
+        return x.reshape(-1, L, x.shape[-1])[:, self.pi].reshape(x.shape)
+
+    def backward(self, y: np.ndarray) -> np.ndarray:
+        L = self.pi.size
+        return y.reshape(-1, L, y.shape[-1])[:, self.inv].reshape(y.shape)
+
+
+class _Compose(_Perm):
+    def __init__(self, first: _Perm, then: _Perm) -> None:
+        self.first, self.then = first, then
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return self.then.forward(self.first.forward(x))
+
+    def backward(self, y: np.ndarray) -> np.ndarray:
+        return self.first.backward(self.then.backward(y))
+
+    @property
+    def identity(self) -> bool:
+        return self.first.identity and self.then.identity
+
+
+def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> np.ndarray:
+    """The unit permutation of ``node`` on a rows x cols plane, as an index array."""
+    p = _build(node, rows, cols, ctx, _Attrs())
+    ar = np.arange(rows * cols, dtype=np.int64)[:, None]
+    return p.forward(ar)[:, 0]
+
+
+def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Attrs) -> _Perm:
+    rank, ga = ctx
+    n = rows * cols
+    c = node.ctor
+    if c == "RowMajor":
+        return _Identity()
+    if c == "ColMajor":
+        if rank != 2:
+            raise GritValueError(f"ColMajor is rank-2 storage; this tensor has rank {rank}")
+        if ga == 0:
+            raise GritValueError(
+                "ColMajor with group axis 0 would transpose the group axis, which is not a "
+                "placement change (L4)")
+        return _Index(np.arange(n, dtype=np.int64).reshape(rows, cols).T.reshape(-1))
+    if c == "Tile":
+        inner, dims = node.args  # type: ignore[misc]
+        dims = tuple(dims)  # type: ignore[arg-type]
+        if len(dims) == 1:
+            (b,) = dims
+            if n % b:
+                raise GritValueError(f"Tile([{b}]) needs a multiple of {b} units; plane has {n}")
+            inner_idx = _index_perm(inner, 1, b, ctx)  # type: ignore[arg-type]
+            return _Chunked(inner_idx)
+        if len(dims) != 2:
+            raise GritValueError("Tile takes one or two dimensions")
+        a, b = dims
+        if rows % a or cols % b:
+            raise GritValueError(f"Tile([{a},{b}]) does not divide the plane's {rows}x{cols} units")
+        inner_idx = _index_perm(inner, a, b, ctx)  # type: ignore[arg-type]
+        base = np.arange(n, dtype=np.int64).reshape(rows // a, a, cols // b, b)
+        tiles = base.transpose(0, 2, 1, 3).reshape(-1, a * b)
+        return _Index(tiles[:, inner_idx].reshape(-1))
+    if c == "Interleave":
+        inner, k = node.args  # type: ignore[misc]
+        first = _build(inner, rows, cols, ctx, attrs)  # type: ignore[arg-type]
+        if rows % k:  # type: ignore[operator]
+            raise GritValueError(f"Interleave(.., {k}) needs rows divisible by {k}; got {rows}")
+        idx = np.arange(n, dtype=np.int64).reshape(rows // k, k, cols)  # type: ignore[operator]
+        return _Compose(first, _Index(idx.transpose(0, 2, 1).reshape(-1)))
+    if c == "Swizzle":
+        bbits, base, shift = node.args  # type: ignore[misc]
+        period = 1 << (bbits + base + shift)  # type: ignore[operator]
+        if n % period:
+            raise GritValueError(f"Swizzle{node.args} needs a multiple of {period} units")
+        o = np.arange(n, dtype=np.int64)
+        mask = ((1 << bbits) - 1) << base  # type: ignore[operator]
+        return _Index(o ^ ((o >> shift) & mask))  # type: ignore[operator]
+    if c == "Swizzle128x4":
+        if rows % 128 or cols % 4:
+            raise GritValueError(
+                f"SWIZZLE_128X4B needs rows % 128 == 0 and cols % 4 == 0; plane is {rows}x{cols}")
+        r = np.arange(rows, dtype=np.int64)[:, None]
+        cc = np.arange(cols, dtype=np.int64)[None, :]
+        tile = (r // 128) * (cols // 4) + cc // 4
+        phys = tile * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + cc % 4
+        idx = np.empty(n, dtype=np.int64)
+        idx[phys.reshape(-1)] = np.arange(n, dtype=np.int64)
+        return _Index(idx)
+    if c == "Perm":
+        (pi,) = node.args
+        if n % len(pi):  # type: ignore[arg-type]
+            raise GritValueError(f"Perm of length {len(pi)} does not divide {n} units")  # type: ignore[arg-type]
+        return _Chunked(pi)  # type: ignore[arg-type]
+    if c == "Compose":
+        a, b = node.args
+        return _Compose(_build(a, rows, cols, ctx, attrs),  # type: ignore[arg-type]
+                        _build(b, rows, cols, ctx, attrs))  # type: ignore[arg-type]
+    if c == "BlockAos":
+        attrs.aos = True
+        return _Identity()
+    if c == "PackK4":
+        attrs.packk4 = True
+        return _Identity()
+    if c == "Pad":
+        (align,) = node.args
+        attrs.pad = max(attrs.pad, int(align))  # type: ignore[call-overload]
+        return _Identity()
+    if c == "Opaque":
+        raise _refuse("an Opaque layout can be consumed but never relayouted (L3)")
+    raise _refuse(f"no relayout is defined for layout constructor {c}")
+
+
+def _collect_attrs(node: Layout, attrs: _Attrs) -> None:
+    if node.ctor == "BlockAos":
+        attrs.aos = True
+    elif node.ctor == "PackK4":
+        attrs.packk4 = True
+    elif node.ctor == "Pad":
+        attrs.pad = max(attrs.pad, int(node.args[0]))  # type: ignore[call-overload]
+    elif node.ctor == "Opaque":
+        raise _refuse("an Opaque layout can be consumed but never relayouted (L3)")
+    for a in node.args:
+        if isinstance(a, Layout):
+            _collect_attrs(a, attrs)
+
+
+def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> Layout:
+    """The layout expression a placement word stands for, or refuse (§5.3)."""
+    if word == UNSPECIFIED:
+        raise _refuse(f"{PLANES[plane]} placement is UNSPECIFIED (not asserted); decode needs "
+                      "a placement", plane)
+    if word in REGISTERED_MEANING:
+        return parse_layout(REGISTERED_MEANING[word])
+    if word == META_M16N8K32:
+        raise _refuse("META_M16N8K32 (the PTX mma.sp fragment order) is declared unsupported "
+                      "for relayout by this implementation", plane)
+    cls = placement_class(word)
+    if cls == 0xF:
+        raise _refuse(f"{PLANES[plane]} placement is OPAQUE: it can never be relayouted (L3)",
+                      plane)
+    if cls == 0x8:
+        text = (layouts or {}).get(word) or WELL_KNOWN_LAYOUTS.get(word)
+        if text is None:
+            raise _refuse(f"{PLANES[plane]} placement {word:#018x} is a layout expression hash "
+                          "whose expression was not supplied; refusing to guess (§5.3)", plane)
+        node = parse_layout(text)
+        if expression_word(node.text) != word:
+            raise _refuse(f"layout expression {text!r} does not hash to {word:#018x}", plane)
+        return node
+    raise _refuse(f"{PLANES[plane]} placement {placement_name(word)} is not defined", plane)
+
+
+@dataclass
+class PlaneLayout:
+    perm: _Perm
+    attrs: _Attrs
+
+
+def plane_layouts(d: Descriptor, g: Geometry,
+                  layouts: Mapping[int, str] | None = None) -> list[PlaneLayout | None]:
+    """Resolve each present plane's placement into a unit permutation and
+    byte-level attributes."""
+    words = (d.placement_data, d.placement_scale, d.placement_scale, d.placement_meta)
+    ctx = (len(g.shape), g.group_axis)
+    out: list[PlaneLayout | None] = []
+    for i, spec in enumerate(g.planes):
+        if not spec.present:
+            out.append(None)
+            continue
+        node = resolve_layout(words[i], layouts, i)
+        attrs = _Attrs()
+        rows, cols = spec.dims
+        if rows * cols != spec.units:
+            rows, cols = 1, spec.units
+        if spec.units <= 1:
+            # a single unit (a per-tensor scale) is unmoved by any permutation;
+            # only the byte-level constructors apply
+            _collect_attrs(node, attrs)
+            perm: _Perm = _Identity()
+        else:
+            try:
+                perm = _build(node, rows, cols, ctx, attrs)
+            except GritValueError as exc:
+                raise _refuse(f"{PLANES[i]} placement {node.text}: {exc}", i) from None
+        out.append(PlaneLayout(perm, attrs))
+    present = [pl for pl in out if pl is not None]
+    aos = [pl.attrs.aos for pl in present]
+    if any(aos) and not all(aos):
+        raise _refuse("BLOCK_AOS must be set on every present plane")
+    pk = [out[1] is not None and out[1].attrs.packk4, out[3] is not None and out[3].attrs.packk4]
+    if any(pk) and not all(pk):
+        raise _refuse("PackK4 joins scale0 and the zero-point plane: set it on both "
+                      "placement_scale and placement_meta")
+    if all(pk):
+        s0, aux = g.planes[1], g.planes[3]
+        if not (d.flags & F_HAS_ZP and s0.width == 6 and aux.width == 6 and s0.units % 8 == 0):
+            raise _refuse("PACK_K4_12B needs u6 scales and u6 zero points in groups of 8")
+    if any(pl.attrs.pad for pl in present) and any(aos):
+        raise _refuse("Pad and BlockAos cannot be combined")
+    return out
+
+
+# --------------------------------------------------------------------------
+# stored byte forms
+# --------------------------------------------------------------------------
+
+
+def is_canonical(d: Descriptor) -> bool:
+    """True when every present plane is ROW_MAJOR (or LINEAR_META for metadata)."""
+    if d.placement_data != ROW_MAJOR or d.placement_scale != ROW_MAJOR:
+        return False
+    return d.placement_meta in (UNSPECIFIED, ROW_MAJOR, LINEAR_META) or not d.has_aux
+
+
+def stored_sizes(d: Descriptor, shape: Sequence[int],
+                 layouts: Mapping[int, str] | None = None) -> tuple[list[int], bool]:
+    """Bytes each plane occupies in its placement, and whether they are
+    interleaved (BlockAos): the payload is then one stream of their sum."""
+    g = geometry(d, shape)
+    pls = plane_layouts(d, g, layouts)
+    sizes = []
+    for spec, pl in zip(g.planes, pls):
+        n = spec.canonical_bytes if spec.present else 0
+        if pl is not None and pl.attrs.pad:
+            n = -(-n // pl.attrs.pad) * pl.attrs.pad
+        sizes.append(n)
+    if pls[1] is not None and pls[1].attrs.packk4:
+        sizes[1] = g.planes[1].units // 8 * 12
+        sizes[3] = 0
+    aos = bool(pls[0] is not None and pls[0].attrs.aos)
+    return sizes, aos
+
+
+def split_payload(payload: bytes | memoryview, sizes: Sequence[int]) -> list[bytes | memoryview]:
+    """Split data ‖ scale0 ‖ scale1 ‖ aux by plane sizes (§3.6).
+
+    A short payload fills the planes in order (so the first short plane is
+    the one a check reports); surplus bytes go to the last plane that has a
+    size, so the check reports that plane as too large.
+    """
+    out: list[bytes | memoryview] = []
+    off = 0
+    for n in sizes:
+        out.append(payload[off : off + n])
+        off += len(out[-1])
+    if off < len(payload):
+        last = max((i for i, n in enumerate(sizes) if n), default=0)
+        out[last] = bytes(out[last]) + bytes(payload[off:])
+    return out
+
+
+def unit_codes(spec: PlaneSpec, raw: bytes | memoryview | np.ndarray) -> np.ndarray:
+    codes = unpack_codes(raw, spec.units * spec.per_unit, spec.width, spec.pad8, spec.msb)
+    return codes.reshape(spec.units, spec.per_unit)
+
+
+def unit_bytes(spec: PlaneSpec, units: np.ndarray) -> bytes:
+    return pack_codes(units.reshape(-1), spec.width, spec.pad8, spec.msb)
+
+
+def _unpack_k4(raw: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """ggml get_scale_min_k4 over 12-byte blocks -> (sc, m), 8 each per block."""
+    q = raw[: n_groups // 8 * 12].reshape(-1, 12).astype(np.uint32)
+    sc = np.empty((q.shape[0], 8), dtype=np.uint32)
+    m = np.empty((q.shape[0], 8), dtype=np.uint32)
+    sc[:, :4] = q[:, 0:4] & 63
+    m[:, :4] = q[:, 4:8] & 63
+    sc[:, 4:] = (q[:, 8:12] & 0xF) | ((q[:, 0:4] >> 6) << 4)
+    m[:, 4:] = (q[:, 8:12] >> 4) | ((q[:, 4:8] >> 6) << 4)
+    return sc.reshape(-1), m.reshape(-1)
+
+
+def _pack_k4(sc: np.ndarray, m: np.ndarray) -> bytes:
+    s = sc.reshape(-1, 8).astype(np.uint32) & 63
+    mm = m.reshape(-1, 8).astype(np.uint32) & 63
+    q = np.empty((s.shape[0], 12), dtype=np.uint32)
+    q[:, 0:4] = s[:, :4] | ((s[:, 4:] >> 4) << 6)
+    q[:, 4:8] = mm[:, :4] | ((mm[:, 4:] >> 4) << 6)
+    q[:, 8:12] = (s[:, 4:] & 0xF) | ((mm[:, 4:] & 0xF) << 4)
+    return q.astype(np.uint8).tobytes()
+
+
+def _split_stored(
+    payload: np.ndarray, sizes: list[int], aos: bool, n_blocks: int
+) -> list[np.ndarray]:
+    if not aos:
+        out, off = [], 0
+        for n in sizes:
+            out.append(payload[off : off + n])
+            off += n
+        return out
+    order = (2, 1, 3, 0)  # scale1 ‖ scale0 ‖ aux ‖ data per block
+    per = []
+    for i in range(4):
+        if sizes[i] % n_blocks:
+            raise _refuse(f"BLOCK_AOS: the {PLANES[i]} plane ({sizes[i]} bytes) does not split "
+                          f"into {n_blocks} whole-byte blocks", i)
+        per.append(sizes[i] // n_blocks)
+    block = sum(per)
+    grid = payload[: block * n_blocks].reshape(n_blocks, block) if n_blocks else payload[:0]
+    out: list[np.ndarray] = [np.zeros(0, np.uint8)] * 4
+    col = 0
+    for i in order:
+        out[i] = np.ascontiguousarray(grid[:, col : col + per[i]]).reshape(-1)
+        col += per[i]
+    return out
+
+
+def _join_stored(stored: list[bytes], sizes: list[int], aos: bool, n_blocks: int) -> bytes:
+    if not aos:
+        return b"".join(stored)
+    order = (2, 1, 3, 0)
+    cols = []
+    for i in order:
+        if sizes[i]:
+            cols.append(np.frombuffer(stored[i], dtype=np.uint8).reshape(n_blocks, -1))
+    if not cols:
+        return b""
+    return np.concatenate(cols, axis=1).tobytes()
+
+
+def to_canonical(
+    d: Descriptor, shape: Sequence[int], payload: bytes | bytearray | memoryview,
+    layouts: Mapping[int, str] | None = None,
+) -> list[bytes]:
+    """relayout(p -> ROW_MAJOR): the stored payload (in ``d``'s placements)
+    as the four canonical planes."""
+    g = geometry(d, shape)
+    pls = plane_layouts(d, g, layouts)
+    sizes, aos = stored_sizes(d, shape, layouts)
+    raw = np.frombuffer(payload, dtype=np.uint8)
+    if raw.size != sum(sizes):
+        raise GritSizeError(Detail(
+            message=f"payload is {raw.size} bytes; in these placements the planes occupy "
+                    f"{sum(sizes)} ({' + '.join(map(str, sizes))})", step=4,
+            expected=sum(sizes), actual=raw.size, clause="size.payload"))
+    stored = _split_stored(raw, sizes, aos, g.n_blocks)
+    out: list[bytes] = [b"", b"", b"", b""]
+    k4 = pls[1] is not None and pls[1].attrs.packk4
+    units: dict[int, np.ndarray] = {}
+    if k4:
+        sc, m = _unpack_k4(stored[1], g.planes[1].units)
+        units[1] = sc[:, None]
+        units[3] = m[:, None]
+    for i, (spec, pl) in enumerate(zip(g.planes, pls)):
+        if pl is None:
+            continue
+        if pl.perm.identity and i not in units and not pl.attrs.pad:
+            out[i] = bytes(stored[i])
+            continue
+        phys = units.get(i)
+        if phys is None:
+            phys = unit_codes(spec, stored[i])
+        out[i] = unit_bytes(spec, pl.perm.backward(phys))
+    return out
+
+
+def from_canonical(
+    d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | bytearray | memoryview],
+    layouts: Mapping[int, str] | None = None,
+) -> bytes:
+    """relayout(ROW_MAJOR -> p): canonical planes to the payload in ``d``'s placements."""
+    g = geometry(d, shape)
+    pls = plane_layouts(d, g, layouts)
+    sizes, aos = stored_sizes(d, shape, layouts)
+    stored: list[bytes] = [b"", b"", b"", b""]
+    phys_units: dict[int, np.ndarray] = {}
+    for i, (spec, pl) in enumerate(zip(g.planes, pls)):
+        if pl is None:
+            continue
+        if len(planes[i]) != spec.canonical_bytes:
+            raise GritValueError(f"{PLANES[i]} plane is {len(planes[i])} bytes; canonical size "
+                                 f"is {spec.canonical_bytes}")
+        k4 = pl.attrs.packk4 and i in (1, 3)  # PackK4 joins scale0 and aux only
+        if pl.perm.identity and not k4:
+            phys = None
+        else:
+            phys = pl.perm.forward(unit_codes(spec, planes[i]))
+        if k4:
+            phys_units[i] = phys if phys is not None else unit_codes(spec, planes[i])
+            continue
+        b = bytes(planes[i]) if phys is None else unit_bytes(spec, phys)
+        if pl.attrs.pad:
+            b = b + bytes(sizes[i] - len(b))
+        stored[i] = b
+    if phys_units:
+        stored[1] = _pack_k4(phys_units[1].reshape(-1), phys_units[3].reshape(-1))
+        stored[3] = b""
+    return _join_stored(stored, sizes, aos, g.n_blocks)
+
+
+def relayout(
+    d: Descriptor, shape: Sequence[int], payload: bytes | bytearray | memoryview,
+    target: Descriptor, layouts: Mapping[int, str] | None = None,
+) -> bytes:
+    """relayout(target <- d): through ROW_MAJOR, so L2 (composition) holds by
+    construction.  ``target`` differs from ``d`` only in its placements."""
+    if d.with_placements(target.placement_data, target.placement_scale,
+                         target.placement_meta).with_note(0) != target.with_note(0):
+        raise GritValueError("relayout changes placements only; the frames differ otherwise")
+    return from_canonical(target, shape, to_canonical(d, shape, payload, layouts), layouts)

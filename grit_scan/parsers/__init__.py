@@ -1,0 +1,1 @@
+"""Readers: bytes on disk -> the format-neutral artifact model (model.py)."""

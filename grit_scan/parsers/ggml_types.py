@@ -1,0 +1,114 @@
+"""ggml tensor types as GRIT descriptors (research: gguf-ggml-internals.md).
+
+A mapping is claimed only where GRIT decode through it equals
+``gguf.quants.dequantize`` bit for bit (tests/test_ggml_crosscheck.py); the
+one designed divergence (MXFP4 scale 0xFF: NaN in GRIT, 2^127 in ggml) is
+asserted by the tests and named in docs/spec-notes.md.  Every other type is
+reported as not representable in GRIT v1, with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+from ..codec import descriptor as desc_mod
+from ..codec.grade import GRADE_MXFP4, GRADE_Q4KS, Grade, parse_grade
+from ..codec.layout import GGML_MXFP4_DATA, GGML_Q4K_DATA, GGML_Q4K_SCALE
+from ..codec.placement import BLOCK_AOS, UNSPECIFIED, layout_word
+
+T = GGMLQuantizationType
+
+# Q8_0: d (binary16) then 32 int8 codes; y = q * d.  Unregistered, decode-exact.
+GRADE_GGML_Q8_0: Grade = parse_grade("grit1(e=s8,k0=32,s0=binary16,esr=ratiomaxabs)")
+
+UNQUANTISED = {0: "F32", 1: "F16", 30: "BF16", 24: "I8", 25: "I16", 26: "I32", 27: "I64",
+               28: "F64"}
+
+
+@dataclass(frozen=True)
+class GgmlMapping:
+    type_code: int
+    name: str
+    grade: Grade
+    placement_data: int
+    placement_scale: int
+    placement_meta: int
+    layouts: dict[int, str]
+
+    def descriptor(self, group_axis: int, producer: str | None = None) -> desc_mod.Descriptor:
+        return desc_mod.from_grade(
+            self.grade, group_axis=group_axis, placement_data=self.placement_data,
+            placement_scale=self.placement_scale, placement_meta=self.placement_meta,
+            note=desc_mod.make_note(producer=producer) if producer else 0)
+
+
+def _expr(text: str) -> tuple[int, dict[int, str]]:
+    w = layout_word(text)
+    return w, {w: text}
+
+
+def _mappings() -> dict[int, GgmlMapping]:
+    mx_data, mx_l = _expr(GGML_MXFP4_DATA)
+    q4_data, q4_l = _expr(GGML_Q4K_DATA)
+    q4_scale, q4_sl = _expr(GGML_Q4K_SCALE)
+    return {
+        T.MXFP4.value: GgmlMapping(T.MXFP4.value, "MXFP4", GRADE_MXFP4, mx_data, BLOCK_AOS,
+                                   UNSPECIFIED, mx_l),
+        T.Q8_0.value: GgmlMapping(T.Q8_0.value, "Q8_0", GRADE_GGML_Q8_0, BLOCK_AOS, BLOCK_AOS,
+                                  UNSPECIFIED, {}),
+        T.Q4_K.value: GgmlMapping(T.Q4_K.value, "Q4_K", GRADE_Q4KS, q4_data, q4_scale, q4_scale,
+                                  {**q4_l, **q4_sl}),
+    }
+
+
+MAPPINGS: dict[int, GgmlMapping] = _mappings()
+
+# Why every other quantised type is outside GRIT v1 (§0.3 and §8).
+NOT_REPRESENTABLE: dict[str, str] = {
+    "Q4_0": "offset-binary codes (q - 8) with the (j, j+16) nibble split: no v1 element "
+            "format decodes a biased integer without a zero-point plane",
+    "Q4_1": "min-plus-scale (y = q*d + m): the min is added, not a zero point times a scale",
+    "Q5_0": "offset-binary 5-bit codes split across qs and a qh bit plane",
+    "Q5_1": "5-bit codes in split bit planes with min-plus-scale",
+    "Q8_1": "intermediate type with a stored sum; no dequantisation defined",
+    "Q2_K": "scale and min packed as 4-bit nibbles in 16x16 sub-blocks with super d/dmin at "
+            "the end of the block",
+    "Q3_K": "3-bit codes split across qs and an hmask bit plane, 6-bit scales offset by 32",
+    "Q5_K": "5-bit codes split across qs and a qh bit plane (split bit planes)",
+    "Q6_K": "6-bit codes split across ql and qh bit planes, offset by 32 (offset-binary)",
+    "Q8_K": "intermediate type with block sums; no dequantisation defined",
+    "IQ2_XXS": "codebook (grid) format (§0.3b)", "IQ2_XS": "codebook (grid) format (§0.3b)",
+    "IQ3_XXS": "codebook (grid) format (§0.3b)", "IQ1_S": "codebook (grid) format (§0.3b)",
+    "IQ4_NL": "non-linear codebook (kvalues_iq4nl) (§0.3b)", "IQ3_S": "codebook format (§0.3b)",
+    "IQ2_S": "codebook format (§0.3b)", "IQ4_XS": "non-linear codebook (§0.3b)",
+    "IQ1_M": "codebook format (§0.3b)",
+    "TQ1_0": "ternary base-3 packing (§0.3b: not an arithmetic element format)",
+    "TQ2_0": "ternary 2-bit codes offset by one (q - 1)",
+    "NVFP4": "ggml's NVFP4 reads its UE4M3 block scale times 0.5 and decodes 0x7F as zero, "
+             "where GRIT's E4M3 decodes 0x7F as NaN (§8.2)",
+    "Q1_0": "sign-bit format (y = ±d): no v1 element format",
+    "Q2_0": "2-bit codes offset by one (q - 1) without a zero-point plane",
+}
+
+
+def type_name(code: int) -> str:
+    try:
+        return T(code).name
+    except ValueError:
+        return {41: "Q1_0", 42: "Q2_0"}.get(code, f"type {code}")
+
+
+def block_size(code: int) -> tuple[int, int] | None:
+    """(elements, bytes) per block, or None for an unknown/removed type."""
+    try:
+        return GGML_QUANT_SIZES[T(code)]
+    except (ValueError, KeyError):
+        return {41: (128, 18), 42: (64, 18)}.get(code)
+
+
+def logical_shape(ne: Sequence[int]) -> tuple[int, ...]:
+    """GGUF dims are ne[0] first (fastest); the logical shape is reversed."""
+    return tuple(int(x) for x in reversed(list(ne)))
