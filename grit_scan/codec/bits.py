@@ -29,6 +29,11 @@ def byte_length(count: int, width: int, pad8: bool) -> int:
     return -(-count * container_bits(width, pad8) // 8)
 
 
+def code_dtype(width: int) -> type:
+    """The narrowest unsigned dtype holding a code of ``width`` bits."""
+    return np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint32
+
+
 def unpack_codes(
     buf: bytes | bytearray | memoryview | np.ndarray,
     count: int,
@@ -46,18 +51,19 @@ def unpack_codes(
         raise GritValueError(
             f"plane holds {raw.size} bytes; {count} codes from index {start} need "
             f"{-(-(bit0 + nbits) // 8)}")
-    mask = np.uint32((1 << width) - 1) if width < 32 else np.uint32(0xFFFFFFFF)
+    dt = code_dtype(width)
     if count == 0:
-        return np.zeros(0, dtype=np.uint32)
+        return np.zeros(0, dtype=dt)
     if cw == 8:
-        return raw[start : start + count].astype(np.uint32) & mask
+        b = raw[start : start + count]
+        return b & np.uint8((1 << width) - 1) if width < 8 else b.copy()
     if bit0 % 8 == 0 and not msb_first and cw in (16, 32):
         b = raw[bit0 // 8 : bit0 // 8 + nbits // 8]
-        return b.view("<u2" if cw == 16 else "<u4").astype(np.uint32)
+        return b.view("<u2" if cw == 16 else "<u4").astype(dt)
     if bit0 % 8 == 0 and cw == 4:
         b = raw[bit0 // 8 : -(-(bit0 + nbits) // 8)]
         lo, hi = (b & 0x0F, b >> 4) if not msb_first else (b >> 4, b & 0x0F)
-        out = np.empty(b.size * 2, dtype=np.uint32)
+        out = np.empty(b.size * 2, dtype=np.uint8)
         out[0::2] = lo
         out[1::2] = hi
         return out[:count]
@@ -70,26 +76,28 @@ def unpack_codes(
         weights = (1 << np.arange(width - 1, -1, -1, dtype=np.uint64)).astype(np.uint64)
     else:
         weights = (1 << np.arange(width, dtype=np.uint64)).astype(np.uint64)
-    return (bits.astype(np.uint64) @ weights).astype(np.uint32)
+    return (bits.astype(np.uint64) @ weights).astype(dt)
 
 
 def pack_codes(codes: np.ndarray, width: int, pad8: bool = False,
                msb_first: bool = False) -> bytes:
     """Inverse of unpack_codes; trailing bits of the last byte are zero."""
-    c = np.asarray(codes, dtype=np.uint64).reshape(-1) & np.uint64((1 << width) - 1)
     cw = container_bits(width, pad8)
-    n = c.size
+    flat = np.asarray(codes).reshape(-1)
+    n = flat.size
     if n == 0:
         return b""
-    if cw == 8:
-        return c.astype(np.uint8).tobytes()
+    if cw in (4, 8):
+        c8 = flat.astype(np.uint8, copy=False) & np.uint8((1 << width) - 1)
+        if cw == 8:
+            return c8.tobytes()
+        if n % 2:
+            c8 = np.concatenate([c8, np.zeros(1, dtype=np.uint8)])
+        lo, hi = (c8[0::2], c8[1::2]) if not msb_first else (c8[1::2], c8[0::2])
+        return (lo | (hi << np.uint8(4))).tobytes()
+    c = flat.astype(np.uint64) & np.uint64((1 << width) - 1)
     if not msb_first and cw in (16, 32):
         return c.astype("<u2" if cw == 16 else "<u4").tobytes()
-    if cw == 4:
-        if n % 2:
-            c = np.concatenate([c, np.zeros(1, dtype=np.uint64)])
-        lo, hi = (c[0::2], c[1::2]) if not msb_first else (c[1::2], c[0::2])
-        return (lo | (hi << np.uint64(4))).astype(np.uint8).tobytes()
     if msb_first:
         shifts = np.arange(width - 1, -1, -1, dtype=np.uint64)
     else:

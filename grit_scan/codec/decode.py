@@ -17,15 +17,42 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from . import fmt
-from .bits import unpack_codes
+from .bits import unpack_codes as _unpack_bytes
 from .check import grit_check
 from .descriptor import Descriptor
 from .errors import ERROR_FOR_STATUS, Detail, GritGradeError
 from .grade import Grade, registry
-from .layout import Geometry, geometry, is_canonical, split_payload, to_canonical
+from .layout import (
+    Geometry,
+    geometry,
+    is_canonical,
+    split_payload,
+    to_canonical,
+    to_canonical_codes,
+)
 from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, F_ZP_MINUS1
 
-DEFAULT_CHUNK = 1 << 20  # elements per chunk
+DEFAULT_CHUNK = 1 << 16  # elements per chunk: the working set stays in cache
+
+def unpack_codes(plane: object, count: int, width: int, pad8: bool = False,
+                 msb_first: bool = False, start: int = 0) -> np.ndarray:
+    """Codes of a plane that is either packed bytes or already-unpacked _Codes."""
+    if isinstance(plane, _Codes):
+        return plane.codes[start : start + count]
+    return _unpack_bytes(plane, count, width, pad8, msb_first, start)  # type: ignore[arg-type]
+
+
+class _Codes:
+    """A canonical plane held as unpacked codes (after a relayout)."""
+
+    __slots__ = ("codes", "nbytes")
+
+    def __init__(self, codes: np.ndarray, nbytes: int) -> None:
+        self.codes = codes
+        self.nbytes = nbytes
+
+    def __len__(self) -> int:
+        return self.nbytes
 
 
 def resolve_grade(d: Descriptor, grades: Mapping[int, Grade] | None) -> Grade:
@@ -91,7 +118,14 @@ def decode(
     if planes is None:
         if payload is None:
             raise ValueError("decode needs a payload or planes")
-        planes = canonical_planes(d, shape, payload, layouts)
+        if is_canonical(d):
+            planes = canonical_planes(d, shape, payload, layouts)
+        else:
+            specs = geometry(d, shape).planes
+            planes = [
+                _Codes(p, specs[i].canonical_bytes) if isinstance(p, np.ndarray) else p
+                for i, p in enumerate(to_canonical_codes(d, shape, payload, layouts))
+            ]  # type: ignore[misc]
     check_planes(d, shape, planes, reg)
     geo = geometry(d, shape)
     numel = geo.outer * geo.inner
@@ -158,7 +192,8 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
             e[mask] = fmt.decode_array(d.elem, codes)
         else:
             e = fmt.decode_array(d.elem, unpack_codes(planes[0], n, w_e, pad8, msb, start=e0))
-        S_el = np.repeat(S, k0)
+        S_g = S[:, None]  # one scale per level-0 group, broadcast over its k0 elements
+        eg = e.reshape(-1, k0)
         with np.errstate(invalid="ignore", over="ignore"):
             if has_zp:
                 zp = fmt.decode_array(d.zp_fmt, unpack_codes(planes[3], g0b - g0a,
@@ -166,17 +201,19 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
                                                              start=g0a))
                 if l1zp:
                     Z = (s1_vals[g1, 1] * zp).astype(np.float32)  # §8.1 step 5, zps=l1
-                    res = (S_el * e).astype(np.float32) - np.repeat(Z, k0)
+                    res = (S_g * eg).astype(np.float32) - Z[:, None]
                 else:
                     z = zp + np.float32(1) if d.flags & F_ZP_MINUS1 else zp
-                    res = S_el * (e - np.repeat(z, k0)).astype(np.float32)
+                    res = S_g * (eg - z[:, None]).astype(np.float32)
             else:
-                res = S_el * e
-        res = res.astype(np.float32, copy=False)
+                res = S_g * eg
+        res = res.astype(np.float32, copy=False).reshape(-1)
+        nan = np.isnan(res)
+        if nan.any():
+            res[nan] = np.float32(np.nan)  # §1.2: the canonical NaN 0x7FC00000
         if sparse:
             res[~mask] = 0.0  # §8.3: +0.0 exactly, winning over poison
         flat[e0:e1] = _project_dt(res, g)
-    np.copyto(flat, np.float32(np.nan), where=np.isnan(flat))  # §1.2 canonical NaN
 
 
 def decode_bits(arr: np.ndarray) -> list[str]:

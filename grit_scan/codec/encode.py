@@ -149,9 +149,9 @@ def _one_level(g: Grade, v: np.ndarray) -> dict[str, np.ndarray]:
         s_codes = fmt.encode_array(w["s0"], scale_val, "rne", "satfinite")
         S = scale_val
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            # an all-zero group divides ±0 by its (amax := 1) scale: the codes are
+            # fmt_encode_rne(v), the signed zeros (§10.1 step 2)
             q = _encode_elems(w["e"], (vf / S[:, None]).astype(F32), es)
-        zero_codes = fmt.encode_array(w["e"], np.where(np.isfinite(v), v, 0), "rne", es)
-        q = np.where(zero[:, None], zero_codes, q)
         s_codes = np.where(zero, one, s_codes)
     elif esr == "ratiomaxabs":
         with np.errstate(over="ignore", under="ignore"):
@@ -177,7 +177,8 @@ def _one_level(g: Grade, v: np.ndarray) -> dict[str, np.ndarray]:
         fin = np.where(np.isfinite(v), v, 0).astype(F32)
         lo = np.minimum(F32(0), fin.min(axis=1)).astype(F32)
         hi = np.maximum(F32(0), fin.max(axis=1)).astype(F32)
-        step = ((hi - lo).astype(F32) / F32(qmax)).astype(F32)
+        with np.errstate(over="ignore"):
+            step = ((hi - lo).astype(F32) / F32(qmax)).astype(F32)
         s_codes = fmt.encode_array(w["s0"], step, er, es)
         S = fmt.decode_array(w["s0"], s_codes)
         tiny = (S == 0) & ~zero
@@ -275,7 +276,8 @@ def _two_level_affine(g: Grade, v: np.ndarray) -> dict[str, np.ndarray]:
     fin = np.where(np.isfinite(sub), sub, 0).astype(F32)
     lo = np.minimum(F32(0), fin.min(axis=2)).astype(F32)
     hi = np.maximum(F32(0), fin.max(axis=2)).astype(F32)
-    step = ((hi - lo).astype(F32) / qmax).astype(F32)
+    with np.errstate(over="ignore"):  # hi - lo may overflow to Inf: es saturates below
+        step = ((hi - lo).astype(F32) / qmax).astype(F32)
     off = (-lo).astype(F32)
     with np.errstate(over="ignore"):
         d_codes = fmt.encode_array(w["s1"], (step.max(axis=1) / smax).astype(F32), er, es)

@@ -262,9 +262,7 @@ def decode_table(word: int) -> np.ndarray:
     if f.width > 16:
         raise GritValueError(
             f"decode_table is for formats of width <= 16; {name(word)} is {f.width}")
-    vals = np.array([_decode_exact(f, c) for c in range(1 << f.width)], dtype=np.float64)
-    with np.errstate(over="ignore"):
-        out = vals.astype(np.float32)
+    out = _decode_wide(f, np.arange(1 << f.width, dtype=np.uint64))
     out[np.isnan(out)] = np.float32(np.nan)
     out.setflags(write=False)
     return out
@@ -522,7 +520,17 @@ def from_binary32(code: int) -> float:
 def decode_array(word: int, codes: np.ndarray) -> np.ndarray:
     """fmt_decode over an array of codes; returns float32 (NaN canonical)."""
     f = require_valid(word)
-    c = np.asarray(codes).astype(np.uint64, copy=False) & np.uint64((1 << f.width) - 1)
+    codes = np.asarray(codes)
+    if f.kind == "int" and f.unsigned and f.width <= 16 and codes.dtype in (np.uint8, np.uint16):
+        # an unsigned integer code is its value: exact in binary32
+        return codes.astype(np.float32) if (
+            codes.dtype == np.uint8 and f.width == 8) else (
+            codes & codes.dtype.type((1 << f.width) - 1)).astype(np.float32)
+    if f.width <= 16 and codes.dtype in (np.uint8, np.uint16):
+        if (codes.dtype == np.uint8 and f.width >= 8) or f.width == 16:
+            return decode_table(word)[codes]
+        return decode_table(word)[codes & codes.dtype.type((1 << f.width) - 1)]
+    c = codes.astype(np.uint64, copy=False) & np.uint64((1 << f.width) - 1)
     if f.width <= 16:
         return decode_table(word)[c.astype(np.intp)]
     if word == BINARY32:
@@ -533,7 +541,10 @@ def decode_array(word: int, codes: np.ndarray) -> np.ndarray:
 
 
 def _decode_wide(f: Fmt, c: np.ndarray) -> np.ndarray:
-    """Vectorised §2.4 for formats wider than 16 bits (exact, then RNE to binary32)."""
+    """Vectorised §2.4 for any format (exact in binary64, then RNE to binary32).
+
+    Used directly for formats wider than 16 bits and to build the decode
+    tables of narrower ones; tests compare it with the scalar _decode_exact."""
     w = f.width
     with np.errstate(over="ignore", invalid="ignore"):
         if f.kind == "int":
@@ -598,6 +609,16 @@ def encode_array(
     a = np.abs(a64)
     cmax = _max_finite_code(f)
     finite = np.isfinite(a)
+    if f.width <= 8 and rounding == "rne" and saturation == "satfinite":
+        res = _encode_ladder_rne(word, np.where(finite, a, np.inf))
+        if not f.unsigned:
+            res = np.where(neg, res | (1 << (f.width - 1)), res)
+        if nan.any():
+            code = _nan_code(f)
+            if code is None:
+                raise GritValueError(f"{name(word)} has no NaN encoding (§2.5 step 1)")
+            res = np.where(nan, code, res)
+        return res.astype(np.uint32)
     mag = _encode_magnitude_array(f, np.where(finite, a, 0.0), rounding, neg)
     over = (mag > cmax) | ~finite
     if saturation == "satfinite":
@@ -621,6 +642,25 @@ def encode_array(
             raise GritValueError(f"{name(word)} has no NaN encoding (§2.5 step 1)")
         res = np.where(nan, code, res)
     return res.astype(np.uint32)
+
+
+@lru_cache(maxsize=256)
+def _ladder_arrays(word: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lad = ladder(word)
+    mags = np.array([m for m, _ in lad], dtype=np.float64)
+    codes = np.array([c for _, c in lad], dtype=np.int64)
+    return mags, codes, (mags[:-1] + mags[1:]) / 2  # midpoints: exact in binary64
+
+
+def _encode_ladder_rne(word: int, a: np.ndarray) -> np.ndarray:
+    """§2.5 steps 3-4 literally, for narrow formats: the nearest rung, exact
+    ties to the even code, saturating at the last rung (satfinite)."""
+    mags, codes, mids = _ladder_arrays(word)
+    idx = np.searchsorted(mids, a, side="left")  # mids[idx-1] < a <= mids[idx]
+    at = np.minimum(idx, mids.size - 1)
+    tie = (idx < mids.size) & (a == mids[at])
+    idx = idx + (tie & (codes[np.minimum(idx, codes.size - 1)] % 2 == 1))
+    return codes[np.minimum(idx, codes.size - 1)]
 
 
 def _round_array(n: np.ndarray, rounding: str, neg: np.ndarray, code_lo: np.ndarray) -> np.ndarray:

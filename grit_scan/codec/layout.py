@@ -213,6 +213,12 @@ class _Chunked(_Perm):
     def __init__(self, pi: Sequence[int]) -> None:
         self.pi = np.asarray(pi, dtype=np.int64)
         self.inv = np.argsort(self.pi)
+        L = self.pi.size
+        half = L // 2
+        # ggml's nibble orders: byte b of a run holds elements b and b + L/2
+        self.nibble_pairs = L % 2 == 0 and bool(
+            (self.pi[0::2] == np.arange(half)).all() and (self.pi[1::2] == np.arange(half) + half
+                                                          ).all())
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         L = self.pi.size
@@ -543,6 +549,20 @@ def to_canonical(
     """relayout(p -> ROW_MAJOR): the stored payload (in ``d``'s placements)
     as the four canonical planes."""
     g = geometry(d, shape)
+    out: list[bytes] = []
+    for spec, p in zip(g.planes, to_canonical_codes(d, shape, payload, layouts)):
+        out.append(unit_bytes(spec, p) if isinstance(p, np.ndarray) else bytes(p))
+    return out
+
+
+def to_canonical_codes(
+    d: Descriptor, shape: Sequence[int], payload: bytes | bytearray | memoryview,
+    layouts: Mapping[int, str] | None = None,
+) -> list[np.ndarray | memoryview]:
+    """Like to_canonical, but a plane that had to be permuted comes back as
+    its flat array of codes in canonical order (saving decode a pack and an
+    unpack); an unpermuted plane comes back as a view of its bytes."""
+    g = geometry(d, shape)
     pls = plane_layouts(d, g, layouts)
     sizes, aos = stored_sizes(d, shape, layouts)
     raw = np.frombuffer(payload, dtype=np.uint8)
@@ -552,7 +572,7 @@ def to_canonical(
                     f"{sum(sizes)} ({' + '.join(map(str, sizes))})", step=4,
             expected=sum(sizes), actual=raw.size, clause="size.payload"))
     stored = _split_stored(raw, sizes, aos, g.n_blocks)
-    out: list[bytes] = [b"", b"", b"", b""]
+    out: list[np.ndarray | memoryview] = [memoryview(b"")] * 4
     k4 = pls[1] is not None and pls[1].attrs.packk4
     units: dict[int, np.ndarray] = {}
     if k4:
@@ -562,14 +582,33 @@ def to_canonical(
     for i, (spec, pl) in enumerate(zip(g.planes, pls)):
         if pl is None:
             continue
-        if pl.perm.identity and i not in units and not pl.attrs.pad:
-            out[i] = bytes(stored[i])
+        if pl.perm.identity and i not in units:
+            out[i] = memoryview(stored[i])[: spec.canonical_bytes]  # Pad: drop the tail
             continue
         phys = units.get(i)
+        pairs = _nibble_pairs(spec, pl.perm) if phys is None else None
+        if pairs is not None:
+            # fast path for (j, j + L/2) nibble pairing: low nibbles of a run of
+            # L/2 bytes are elements 0..L/2-1, high nibbles the rest
+            b = np.asarray(stored[i]).reshape(-1, pairs.pi.size // 2)
+            out[i] = np.concatenate([b & 0x0F, b >> 4], axis=1).reshape(-1)
+            continue
         if phys is None:
             phys = unit_codes(spec, stored[i])
-        out[i] = unit_bytes(spec, pl.perm.backward(phys))
+        out[i] = np.ascontiguousarray(pl.perm.backward(phys)).reshape(-1)
     return out
+
+
+def _nibble_pairs(spec: PlaneSpec, perm: _Perm) -> _Chunked | None:
+    if isinstance(perm, _Compose):
+        if perm.then.identity:
+            perm = perm.first
+        elif perm.first.identity:
+            perm = perm.then
+    if (isinstance(perm, _Chunked) and perm.nibble_pairs and spec.width == 4
+            and spec.cw == 4 and not spec.msb and spec.per_unit == 1):
+        return perm
+    return None
 
 
 def from_canonical(

@@ -1,0 +1,172 @@
+"""assume_placement, verify_placement and the audit ledger (§12).
+
+The escape hatch must exist, so it is made measurable: a mandatory reason,
+a sticky NOTE_ASSUMED bit, an append-only per-process ledger exported as
+JSONL, a rate of assumed to total boundary crossings, and an optional
+ceiling GRIT_AUDIT_MAX_RATE above which assume_placement itself fails.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import inspect
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+
+from .array import GritArray
+from .check import CheckResult, grit_check
+from .decode import canonical_planes
+from .errors import Detail, GritDigestError, GritLayoutError, GritValueError
+from .fingerprint import digest_planes
+from .tables import NOTE_ASSUMED
+
+ENV_MAX_RATE = "GRIT_AUDIT_MAX_RATE"
+
+
+@dataclass(frozen=True)
+class LedgerRecord:
+    """§12 rule 3: one record per assume_placement."""
+
+    timestamp: str
+    gid_before: str
+    gid_after: str
+    placement_from: str
+    placement_to: str
+    reason: str
+    source_location: str
+
+
+class _Ledger:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: list[LedgerRecord] = []
+        self.total = 0  # boundary crossings
+        self.assumed = 0
+
+    def append(self, rec: LedgerRecord) -> None:
+        with self._lock:
+            self._records.append(rec)
+
+    def records(self) -> tuple[LedgerRecord, ...]:
+        with self._lock:
+            return tuple(self._records)
+
+
+_LEDGER = _Ledger()
+
+
+def ledger() -> tuple[LedgerRecord, ...]:
+    """grit.audit.ledger(): every record so far, oldest first (read-only)."""
+    return _LEDGER.records()
+
+
+def ledger_jsonl() -> str:
+    """The ledger as JSON Lines, so CI can diff it."""
+    return "".join(json.dumps(asdict(r), sort_keys=True) + "\n" for r in ledger())
+
+
+def rate() -> float:
+    """assumed_crossings / total_boundary_crossings for this process."""
+    with _LEDGER._lock:
+        return _LEDGER.assumed / _LEDGER.total if _LEDGER.total else 0.0
+
+
+def boundary_check(x: GritArray, level: int = 1) -> CheckResult:
+    """grit_check at a boundary; counted as one crossing for rate()."""
+    with _LEDGER._lock:
+        _LEDGER.total += 1
+    return grit_check(x._canonical_desc(), x.shape, [len(p) for p in x.planes],
+                      min(level, 1) if level < 2 else level,
+                      planes=x.planes if level >= 2 else None, grades=x.grades)
+
+
+def _max_rate() -> float | None:
+    raw = os.environ.get(ENV_MAX_RATE)
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise GritValueError(f"{ENV_MAX_RATE}={raw!r} is not a number") from None
+
+
+def _placements(x: GritArray) -> str:
+    d = x.desc
+    return f"{d.placement_data:016x}/{d.placement_scale:016x}/{d.placement_meta:016x}"
+
+
+def assume_placement(
+    x: GritArray,
+    data: int | None = None,
+    scale: int | None = None,
+    meta: int | None = None,
+    *,
+    reason: str,
+    layouts: Mapping[int, str] | None = None,
+) -> GritArray:
+    """SAFETY: the caller asserts that ``x``'s stored bytes are already in the
+    given placements.  The bytes are re-read under that claim, NOTE_ASSUMED
+    is set, and a ledger record is appended (§12)."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise GritValueError("assume_placement needs a non-empty reason (§12 rule 1)")
+    ceiling = _max_rate()
+    with _LEDGER._lock:
+        projected = (_LEDGER.assumed + 1) / (_LEDGER.total + 1)
+        if ceiling is not None and projected > ceiling:
+            raise GritLayoutError(Detail(
+                message=f"assume_placement refused: the assumed-crossing rate would be "
+                        f"{projected:.3f}, above {ENV_MAX_RATE}={ceiling}", step=3))
+        _LEDGER.total += 1
+        _LEDGER.assumed += 1
+    stored = x.payload()
+    lay = {**x.layouts, **(layouts or {})}
+    new_desc = x.desc.with_placements(data, scale, meta)
+    new_desc = new_desc.with_note(new_desc.note | NOTE_ASSUMED)
+    planes = canonical_planes(new_desc, x.shape, stored, lay)
+    y = replace(x, desc=new_desc, planes=tuple(bytes(p) for p in planes), layouts=lay)
+    frame = inspect.stack()[1]
+    _LEDGER.append(LedgerRecord(
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(),
+        gid_before=x.gid.hex(), gid_after=y.gid.hex(),
+        placement_from=_placements(x), placement_to=_placements(y),
+        reason=reason.strip(), source_location=f"{frame.filename}:{frame.lineno}"))
+    return y
+
+
+def verify_placement(
+    x: GritArray,
+    data: int | None = None,
+    scale: int | None = None,
+    meta: int | None = None,
+    *,
+    canonical_digest: bytes,
+    layouts: Mapping[int, str] | None = None,
+) -> GritArray:
+    """Prove that ``x``'s stored bytes are in the given placements by reading
+    them: relayout under the claim to ROW_MAJOR and compare the digest of the
+    canonical planes with ``canonical_digest`` (the digest of the tensor in
+    ROW_MAJOR, recorded by whoever produced it).  On success the result
+    carries the placements and NOTE_ASSUMED is cleared; otherwise
+    GritDigestError."""
+    stored = x.payload()
+    lay = {**x.layouts, **(layouts or {})}
+    claim = x.desc.with_placements(data, scale, meta)
+    planes = [bytes(p) for p in canonical_planes(claim, x.shape, stored, lay)]
+    got = digest_planes(planes)
+    if got != canonical_digest:
+        raise GritDigestError(Detail(
+            message=f"verify_placement: under the claimed placements the canonical digest is "
+                    f"{got.hex()}, not {canonical_digest.hex()}", step=5,
+            expected=canonical_digest.hex(), actual=got.hex()))
+    return replace(x, desc=claim.with_note(claim.note & ~NOTE_ASSUMED),
+                   planes=tuple(planes), layouts=lay)  # type: ignore[arg-type]
+
+
+def _reset_for_tests() -> None:
+    with _LEDGER._lock:
+        _LEDGER._records.clear()
+        _LEDGER.total = 0
+        _LEDGER.assumed = 0

@@ -1,0 +1,65 @@
+"""Level-3 decode-sanity probes (§7.6): advisory warnings, never a status.
+
+Samples min(64, n_groups0) level-0 groups spread evenly over the tensor and
+looks for what a structurally valid but semantically lying descriptor shows:
+scale codes that are NaN, an E8M0 scale plane with no dynamic range, and
+integer element codes that never approach their range (the wrong scale rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import fmt
+from .bits import unpack_codes
+from .descriptor import Descriptor
+from .layout import geometry
+from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE
+
+SAMPLES = 64
+E8M0 = fmt.FORMAT_TOKENS["e8m0"]
+
+
+def sample_groups(n_groups0: int, samples: int = SAMPLES) -> np.ndarray:
+    k = min(samples, n_groups0)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.linspace(0, n_groups0 - 1, k).round().astype(np.int64))
+
+
+def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryview]) -> list[str]:
+    """Warnings for canonical planes that already passed level 2."""
+    geo = geometry(d, shape)
+    n_groups0 = geo.planes[1].units
+    groups = sample_groups(n_groups0)
+    if groups.size == 0:
+        return []
+    warnings: list[str] = []
+    w_s0 = (d.scale0 & 31) + 1
+    s_codes = np.concatenate([unpack_codes(planes[1], 1, w_s0, True, False, start=int(g))
+                              for g in groups])
+    s_vals = fmt.decode_array(d.scale0, s_codes)
+    nan = int(np.isnan(s_vals).sum())
+    if nan:
+        warnings.append(f"{nan} of {groups.size} sampled level-0 scales are NaN: those groups "
+                        "decode to NaN (poisoned)")
+    if d.scale0 == E8M0 and groups.size > 1 and np.unique(s_codes).size == 1:
+        warnings.append(f"all {groups.size} sampled E8M0 scales are code {int(s_codes[0])}: "
+                        "no dynamic range (a constant-filled scale plane, or not E8M0 at all?)")
+    ef = fmt.unpack(d.elem)
+    if ef.kind == "int":
+        k0 = d.k0
+        per_group = k0 * d.sp_n // d.sp_m if d.flags & F_SPARSE else k0
+        codes = np.concatenate([
+            unpack_codes(planes[0], per_group, ef.width, d.container == CT_PAD8,
+                         bool(d.flags & F_MSB_FIRST), start=int(g) * per_group)
+            for g in groups])
+        vals = fmt.decode_array(d.elem, codes)
+        top = float((1 << ef.width) - 1 if ef.unsigned else (1 << (ef.width - 1)) - 1)
+        reach = float(np.abs(vals).max()) if vals.size else 0.0
+        if reach < top / 2:
+            warnings.append(f"sampled {fmt.name(d.elem)} codes never exceed {reach:g} of a "
+                            f"range of {top:g}: the scale rule may be wrong")
+    return warnings
