@@ -63,7 +63,7 @@ def error_line(message: str) -> None:
 
 
 def _register() -> None:
-    from .commands import codec_cmds, codec_ops  # noqa: F401  (register commands)
+    from .commands import codec_cmds, codec_ops, scan_cmds  # noqa: F401  (register commands)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,142 @@
+"""The format-neutral artifact model: what readers produce and rules consume.
+
+Readers turn files into ``Artifact`` objects: every on-disk tensor
+(``StoredTensor``), every quantised logical tensor with the descriptor
+recovered or inferred for it and where it came from (``QTensor``), the
+declared quantisation, and ``Issue`` records for what the reader found wrong.
+An ``Issue`` carries a stable code (``IssueCode``); the rules layer maps codes
+to finding kinds and severities.  Nothing here does I/O or reporting.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from .codec.descriptor import Descriptor
+from .codec.grade import Grade
+
+
+class Source(str, enum.Enum):
+    """Where a tensor's descriptor came from."""
+
+    GRIT_HEADER = "grit-header"  # safetensors __metadata__["__grit__"]
+    GGUF_KV = "gguf-kv"  # grit.* keys of a GGUF file
+    GGML_TYPE = "ggml-type"  # a ggml block type with a decode-exact mapping
+    INFERRED = "inferred"  # a known convention (gpt-oss MXFP4, ModelOpt NVFP4, ...)
+    MANIFEST = "manifest"  # grit-manifest.json
+    NONE = "none"  # no descriptor; ``reason`` says why
+
+
+class IssueCode(str, enum.Enum):
+    """What a reader can find wrong; rules map each to a finding kind."""
+
+    UNPARSEABLE = "unparseable"  # the file cannot be read as its format at all
+    TRUNCATED = "truncated"  # a tensor's bytes run past the end of the file
+    BAD_OFFSETS = "bad_offsets"  # gaps, overlaps, trailing bytes, misalignment
+    BAD_TENSOR = "bad_tensor"  # shape x dtype != bytes, unknown dtype, overflow
+    DUPLICATE = "duplicate"  # a key or tensor name twice
+    GRIT_HEADER = "grit_header"  # a malformed __grit__ header or grit.* key
+    SIZE = "size"  # a convention's byte equation fails (plane sizes)
+    NOT_REPRESENTABLE = "not_representable"  # a convention GRIT v1 cannot express
+    UNREGISTERED_GRADE = "unregistered_grade"
+    MISSING_SHARD = "missing_shard"
+    INDEX_INCONSISTENT = "index_inconsistent"
+    PATH_ESCAPE = "path_escape"
+    CHANGED = "changed_during_read"
+    SKIPPED = "skipped"  # not a regular file, symlink out of root, unreadable
+    DECLARED_MISMATCH = "declared_mismatch"
+    ZP_CONVENTION = "zp_convention"
+    PARTIAL = "partial_quantization"
+    NOTE = "note"  # informational
+
+
+@dataclass(frozen=True)
+class Issue:
+    code: IssueCode
+    message: str
+    tensor: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoredTensor:
+    """One tensor as the file lists it (a safetensors key or a GGUF tensor)."""
+
+    name: str
+    dtype: str  # safetensors dtype or ggml type name
+    shape: tuple[int, ...]  # as the file states it (GGUF: numpy order)
+    offset: int  # absolute offset of the first byte in the file
+    nbytes: int  # what the header says the tensor occupies
+    available: int  # how many of those bytes the file actually holds
+
+
+@dataclass
+class PlaneRef:
+    """Where one stored byte run of a quantised tensor lives."""
+
+    tensor: str | None  # the stored tensor holding it (None: synthesised)
+    offset: int  # absolute file offset
+    length: int  # bytes available on disk
+    broadcast: int = 1  # >1: a scalar repeated this many times (per-tensor scales)
+
+
+@dataclass
+class QTensor:
+    """A logical quantised tensor and what GRIT says about its bytes."""
+
+    name: str
+    role: str  # normalised operand name for cross-file matching
+    shape: tuple[int, ...]
+    source: Source
+    desc: Descriptor | None = None
+    grade: Grade | None = None
+    convention: str | None = None  # e.g. "gpt-oss-mxfp4", "ggml:Q4_K", "gptq"
+    reason: str | None = None  # why there is no descriptor
+    # stored bytes: either one payload run (GGUF blocks, __grit__ payload) or
+    # one run per plane in data, scale0, scale1, aux order (None = absent)
+    payload: PlaneRef | None = None
+    planes: list[PlaneRef | None] | None = None
+    expected_digest: bytes | None = None
+    expected_gid: bytes | None = None  # recorded by a grit-manifest.json
+    layouts: dict[int, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    declared: dict[str, Any] | None = None  # the declared quantisation that applies
+
+    @property
+    def grade_id(self) -> int | None:
+        return self.desc.grade_id if self.desc is not None else None
+
+
+@dataclass
+class Artifact:
+    """One scanned file (or manifest) and everything read from it."""
+
+    path: str  # display path, relative to the scan root
+    abs_path: str
+    format: str  # "safetensors" | "gguf" | "index" | "grit-manifest" | "config"
+    size: int = 0
+    tensors: list[StoredTensor] = field(default_factory=list)
+    quantized: list[QTensor] = field(default_factory=list)
+    unquantized: dict[str, int] = field(default_factory=dict)  # dtype -> count
+    metadata: dict[str, Any] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+    producer: str | None = None
+    group: str | None = None  # the checkpoint (directory) this file belongs to
+    parsed: bool = True  # False when the file could not be parsed at all
+
+    def issue(self, code: IssueCode, message: str, tensor: str | None = None,
+              **detail: Any) -> None:
+        self.issues.append(Issue(code, message, tensor, detail))
+
+
+@dataclass
+class ScanInput:
+    """Everything the readers produced for one scan."""
+
+    roots: list[str]
+    artifacts: list[Artifact] = field(default_factory=list)
+    declared: dict[str, dict[str, Any]] = field(default_factory=dict)  # group -> config
+    skipped: list[Issue] = field(default_factory=list)
+    deep: bool = False

@@ -1,0 +1,202 @@
+"""Declared quantisation: config.json, quantize_config.json, hf_quant_config.json.
+
+The three places a Hugging Face checkpoint states its quantisation are
+normalised into one dict (``Declared``): method, bits, group size, format,
+zero-point convention, act-order, and the patterns of modules left
+unquantised.  ``applies(declared, module)`` resolves the ignore patterns per
+module the way the loaders do (regex ``re.match`` for ``re:`` patterns and
+globs, substring and suffix matching otherwise).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from typing import Any
+
+from ..model import Artifact, IssueCode
+from .fileio import ReadError, SafeFile
+
+MAX_JSON = 64 * 1024 * 1024  # a config or index larger than this is refused unread
+CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
+
+Declared = dict[str, Any]
+
+
+def read_json(path: str, art: Artifact) -> Any | None:
+    """A bounded, strict JSON read; problems become issues on ``art``."""
+    try:
+        with SafeFile(path) as f:
+            if f.size > MAX_JSON:
+                art.issue(IssueCode.UNPARSEABLE, f"{f.size:,} bytes is too large for a JSON "
+                          f"manifest (limit {MAX_JSON:,}); not parsed")
+                art.parsed = False
+                return None
+            raw = f.read(0, f.size)
+            why = f.changed()
+            if why:
+                art.issue(IssueCode.CHANGED, f"{why}; its contents were not used")
+                art.parsed = False
+                return None
+    except ReadError as exc:
+        art.issue(IssueCode.SKIPPED, str(exc))
+        art.parsed = False
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        art.issue(IssueCode.UNPARSEABLE, f"not valid JSON: {exc}")
+        art.parsed = False
+        return None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _strs(v: Any) -> list[str]:
+    return [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
+
+
+def from_config(obj: Any) -> Declared | None:
+    """config.json: quantization_config, also nested under text_config."""
+    if not isinstance(obj, dict):
+        return None
+    qc = obj.get("quantization_config")
+    where = "config.json quantization_config"
+    if not isinstance(qc, dict):
+        tc = obj.get("text_config")
+        if isinstance(tc, dict) and isinstance(tc.get("quantization_config"), dict):
+            qc = tc["quantization_config"]
+            where = "config.json text_config.quantization_config"
+    if not isinstance(qc, dict):
+        return None
+    return _normalise(qc, where)
+
+
+def model_info(obj: Any) -> dict[str, Any]:
+    """model_type, layer count and architecture name from config.json."""
+    out: dict[str, Any] = {}
+    if not isinstance(obj, dict):
+        return out
+    for src in (obj, obj.get("text_config") if isinstance(obj.get("text_config"), dict) else {}):
+        if isinstance(src.get("model_type"), str) and "model_type" not in out:
+            out["model_type"] = src["model_type"]
+        n = _int(src.get("num_hidden_layers"))
+        if n is not None and "n_layers" not in out:
+            out["n_layers"] = n
+    return out
+
+
+def _normalise(qc: dict[str, Any], where: str) -> Declared:
+    method = str(qc.get("quant_method", "")).lower() or None
+    d: Declared = {"source": where, "method": method, "raw": qc}
+    bits = _int(qc.get("bits", qc.get("w_bit")))
+    group = _int(qc.get("group_size", qc.get("q_group_size")))
+    d["bits"], d["group_size"] = bits, group
+    d["format"] = qc.get("checkpoint_format", qc.get("format"))
+    d["desc_act"] = qc.get("desc_act") if isinstance(qc.get("desc_act"), bool) else None
+    d["sym"] = qc.get("sym") if isinstance(qc.get("sym"), bool) else None
+    d["zero_point"] = qc.get("zero_point") if isinstance(qc.get("zero_point"), bool) else None
+    d["version"] = qc.get("version") if isinstance(qc.get("version"), str) else None
+    d["ignore"] = (_strs(qc.get("ignore")) + _strs(qc.get("modules_to_not_convert"))
+                   + _strs(qc.get("exclude_modules")))
+    wbs = qc.get("weight_block_size")
+    d["weight_block_size"] = wbs if isinstance(wbs, list) else None
+    if method == "compressed-tensors":
+        groups = qc.get("config_groups")
+        fmts, gsz, nbits, types = set(), set(), set(), set()
+        if isinstance(groups, dict):
+            for g in groups.values():
+                if not isinstance(g, dict):
+                    continue
+                w = g.get("weights") if isinstance(g.get("weights"), dict) else {}
+                if isinstance(g.get("format"), str):
+                    fmts.add(g["format"])
+                if _int(w.get("group_size")) is not None:
+                    gsz.add(w["group_size"])
+                if _int(w.get("num_bits")) is not None:
+                    nbits.add(w["num_bits"])
+                if isinstance(w.get("type"), str):
+                    types.add(w["type"])
+        if isinstance(qc.get("format"), str):
+            fmts.add(qc["format"])
+        d["formats"] = sorted(fmts)
+        d["format"] = d["formats"][0] if len(fmts) == 1 else qc.get("format")
+        d["group_size"] = next(iter(gsz)) if len(gsz) == 1 else group
+        d["bits"] = next(iter(nbits)) if len(nbits) == 1 else bits
+        d["type"] = next(iter(types)) if len(types) == 1 else None
+    return d
+
+
+def from_quantize_config(obj: Any) -> Declared | None:
+    """quantize_config.json (AutoGPTQ / GPTQModel / AutoAWQ)."""
+    if not isinstance(obj, dict):
+        return None
+    d = _normalise(obj, "quantize_config.json")
+    if d["method"] is None:
+        d["method"] = "gptq" if "desc_act" in obj or "damp_percent" in obj else (
+            "awq" if "zero_point" in obj or "w_bit" in obj else None)
+    return d
+
+
+def from_hf_quant_config(obj: Any) -> Declared | None:
+    """ModelOpt's hf_quant_config.json."""
+    if not isinstance(obj, dict):
+        return None
+    q = obj.get("quantization")
+    if not isinstance(q, dict):
+        return None
+    algo = q.get("quant_algo")
+    d: Declared = {"source": "hf_quant_config.json", "method": "modelopt", "raw": q,
+                   "quant_algo": algo if isinstance(algo, str) else None,
+                   "group_size": _int(q.get("group_size")),
+                   "ignore": _strs(q.get("exclude_modules")), "format": None, "bits": None}
+    prod = obj.get("producer")
+    if isinstance(prod, dict) and isinstance(prod.get("name"), str):
+        d["producer"] = prod["name"]
+    layers = q.get("quantized_layers")
+    d["quantized_layers"] = layers if isinstance(layers, dict) else None
+    return d
+
+
+def merge(found: list[Declared]) -> Declared | None:
+    """One declared quantisation for a checkpoint; the most specific wins
+    (quantize_config.json, hf_quant_config.json, then config.json), and
+    every source is kept so a rule can report disagreements between them."""
+    if not found:
+        return None
+    order = {"quantize_config.json": 0, "hf_quant_config.json": 1}
+    found = sorted(found, key=lambda d: order.get(d["source"], 2))
+    out = dict(found[0])
+    for other in found[1:]:
+        for k, v in other.items():
+            if out.get(k) in (None, [], "") and v not in (None, [], ""):
+                out[k] = v
+    out["sources"] = [d["source"] for d in found]
+    out["all"] = found
+    return out
+
+
+def pattern_matches(pattern: str, module: str) -> bool:
+    """How the loaders match ignore / modules_to_not_convert / exclude_modules."""
+    if pattern.startswith("re:"):
+        try:
+            return re.match(pattern[3:], module) is not None
+        except re.error:
+            return False
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(module, pattern) or fnmatch.fnmatchcase(module, pattern + ".*")
+    return module == pattern or module.endswith("." + pattern) or pattern in module.split(".")
+
+
+def applies(declared: Declared | None, module: str) -> bool:
+    """True when the declared quantisation covers ``module`` (not ignored)."""
+    if declared is None:
+        return False
+    return not any(pattern_matches(p, module) for p in declared.get("ignore", []))

@@ -1,0 +1,112 @@
+"""Bounded, read-only file access for the readers.
+
+Every byte a reader looks at goes through ``SafeFile.read``, which
+* opens non-blocking and refuses anything that is not a regular file (a FIFO
+  named *.safetensors must never block the scan),
+* reads with pread at explicit offsets, never past the size seen at open and
+  never more than asked (no mmap: a truncated file must not raise SIGBUS),
+* counts the bytes it returns (``bytes_read``), which is how the tests prove
+  that scans are header-only,
+* re-checks the file's identity and size on ``changed()``.
+The file is opened read-only; nothing here can write.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+
+from ..codec.errors import GritError
+
+_counter_lock = threading.Lock()
+_BYTES_READ = [0]
+
+
+def bytes_read() -> int:
+    """Total bytes returned by SafeFile.read in this process."""
+    return _BYTES_READ[0]
+
+
+class ReadError(GritError):
+    """A file that cannot be opened or read (not a regular file, EACCES, EIO)."""
+
+
+class NotRegular(ReadError):
+    """The path is a FIFO, socket, device or directory."""
+
+
+class SafeFile:
+    """A regular file opened read-only, read by offset."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        try:
+            self.fd = os.open(path, flags)
+        except OSError as exc:
+            raise ReadError(f"cannot open: {exc.strerror or exc}") from None
+        try:
+            st = os.fstat(self.fd)
+            if not stat.S_ISREG(st.st_mode):
+                kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(
+                    st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(
+                    st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else "not a file")
+                raise NotRegular(f"{kind}, not a regular file; skipped")
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(self.fd, True)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        self.size = st.st_size
+        self._ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def read(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes at ``offset``; fewer only at the end of the file."""
+        if offset < 0 or n < 0:
+            raise ReadError(f"bad read request ({offset}, {n})")
+        n = max(0, min(n, self.size - offset))
+        chunks = []
+        got = 0
+        while got < n:
+            try:
+                if hasattr(os, "pread"):
+                    b = os.pread(self.fd, min(n - got, 1 << 26), offset + got)
+                else:  # pragma: no cover - Windows
+                    os.lseek(self.fd, offset + got, os.SEEK_SET)
+                    b = os.read(self.fd, min(n - got, 1 << 26))
+            except OSError as exc:
+                raise ReadError(f"read failed at offset {offset + got}: "
+                                f"{exc.strerror or exc}") from None
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        data = b"".join(chunks)
+        with _counter_lock:
+            _BYTES_READ[0] += len(data)
+        return data
+
+    def changed(self) -> str | None:
+        """Why the file is no longer the one opened, or None."""
+        try:
+            st = os.fstat(self.fd)
+            pst = os.stat(self.path)
+        except OSError as exc:
+            return f"it disappeared while being read ({exc.strerror or exc})"
+        if (st.st_size, st.st_mtime_ns) != (self._ident[2], self._ident[3]):
+            return (f"it changed while being read (size {self._ident[2]} -> {st.st_size})")
+        if (pst.st_dev, pst.st_ino) != (self._ident[0], self._ident[1]):
+            return "it was replaced while being read (a different file now has its name)"
+        return None
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> SafeFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

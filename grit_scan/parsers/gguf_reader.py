@@ -1,0 +1,282 @@
+"""A header-only GGUF reader of our own (research: gguf-ggml-internals.md §3-5).
+
+gguf-py's GGUFReader maps the whole file, walks every array eagerly (7.9 s
+on a 150k-token vocabulary) and hangs on a hostile array length, so the scan
+path reads the header itself: every count and length is checked against the
+bytes that remain before anything is allocated, arrays are skipped without
+being materialised, nested arrays, unknown value types, empty or duplicate
+keys, bad alignment, more than four dimensions, unknown or removed tensor
+types and overflowing shapes are refused, and each tensor's on-disk length
+is taken from the offsets (gap to the next tensor or the end of the file).
+The ``gguf`` package supplies the type table and constants only.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..codec.errors import GritError
+from ..model import Artifact, IssueCode, StoredTensor
+from .fileio import SafeFile
+from .ggml_types import block_size, logical_shape, type_name
+
+MAGIC = b"GGUF"
+MAX_ALIGNMENT = 1 << 20
+MAX_STRING = 1 << 30
+MAX_NAME = 64
+KEEP_STRING = 1 << 16  # string values longer than this are skipped, not kept
+WINDOW = 1 << 22
+
+# value type -> (struct format, size); 8 = string, 9 = array
+SCALARS: dict[int, tuple[str, int]] = {
+    0: ("<B", 1), 1: ("<b", 1), 2: ("<H", 2), 3: ("<h", 2), 4: ("<I", 4), 5: ("<i", 4),
+    6: ("<f", 4), 7: ("<B", 1), 10: ("<Q", 8), 11: ("<q", 8), 12: ("<d", 8),
+}
+TYPE_NAMES = {0: "u8", 1: "i8", 2: "u16", 3: "i16", 4: "u32", 5: "i32", 6: "f32", 7: "bool",
+              8: "string", 9: "array", 10: "u64", 11: "i64", 12: "f64"}
+I64_MAX = (1 << 63) - 1
+
+
+class ParseError(GritError):
+    """The file cannot be read as GGUF at all."""
+
+
+@dataclass
+class ArrayInfo:
+    elem_type: int
+    count: int
+    values: list[Any] | None = None  # kept only for short scalar/string arrays
+
+
+@dataclass
+class GgufHeader:
+    version: int
+    alignment: int
+    kv: dict[str, Any] = field(default_factory=dict)
+    kv_types: dict[str, int] = field(default_factory=dict)
+    tensors: list[StoredTensor] = field(default_factory=list)
+    types: dict[str, int] = field(default_factory=dict)  # tensor name -> ggml type
+    dims: dict[str, tuple[int, ...]] = field(default_factory=dict)  # ne order
+    data_offset: int = 0
+    header_bytes: int = 0
+
+
+class _Reader:
+    """Sequential reads through a bounded window over a SafeFile."""
+
+    def __init__(self, f: SafeFile) -> None:
+        self.f = f
+        self.pos = 0
+        self.win_start = 0
+        self.win = b""
+
+    def remaining(self) -> int:
+        return self.f.size - self.pos
+
+    def take(self, n: int, what: str) -> bytes:
+        if n > self.remaining():
+            raise ParseError(f"{what} needs {n} bytes at offset {self.pos} but only "
+                             f"{self.remaining()} remain (truncated header?)")
+        off = self.pos - self.win_start
+        if off < 0 or off + n > len(self.win):
+            self.win_start = self.pos
+            self.win = self.f.read(self.pos, max(n, WINDOW))
+            off = 0
+        self.pos += n
+        return self.win[off : off + n]
+
+    def skip(self, n: int, what: str) -> None:
+        if n > self.remaining():
+            raise ParseError(f"{what} needs {n} bytes at offset {self.pos} but only "
+                             f"{self.remaining()} remain")
+        self.pos += n
+
+    def u32(self, what: str) -> int:
+        return struct.unpack("<I", self.take(4, what))[0]
+
+    def u64(self, what: str) -> int:
+        return struct.unpack("<Q", self.take(8, what))[0]
+
+    def string(self, what: str, keep: bool = True) -> str | None:
+        n = self.u64(f"{what} length")
+        if n > MAX_STRING:
+            raise ParseError(f"{what} claims {n:,} bytes (limit {MAX_STRING:,})")
+        if n > self.remaining():
+            raise ParseError(f"{what} claims {n:,} bytes at offset {self.pos} but only "
+                             f"{self.remaining():,} remain")
+        if not keep or n > KEEP_STRING:
+            self.skip(n, what)
+            return None
+        raw = self.take(n, what)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ParseError(f"{what} at offset {self.pos - n} is not valid UTF-8") from None
+
+    def skip_strings(self, count: int, what: str) -> None:
+        """Walk ``count`` strings without decoding them (vocabularies)."""
+        for i in range(count):
+            if self.remaining() < 8:
+                raise ParseError(f"{what}: string {i} of {count} runs past the end of the file")
+            off = self.pos - self.win_start
+            if off < 0 or off + 8 > len(self.win):
+                self.win_start = self.pos
+                self.win = self.f.read(self.pos, WINDOW)
+                off = 0
+            (n,) = struct.unpack_from("<Q", self.win, off)
+            if n > MAX_STRING or n > self.remaining() - 8:
+                raise ParseError(f"{what}: string {i} claims {n:,} bytes but only "
+                                 f"{self.remaining() - 8:,} remain")
+            self.pos += 8 + n
+
+
+def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
+    if vtype in SCALARS:
+        fmt_, size = SCALARS[vtype]
+        v = struct.unpack(fmt_, r.take(size, f"value of {key!r}"))[0]
+        return bool(v) if vtype == 7 else v
+    if vtype == 8:
+        return r.string(f"string value of {key!r}")
+    if vtype == 9:
+        if depth > 0:
+            raise ParseError(f"{key!r}: nested arrays are not allowed")
+        et = r.u32(f"array type of {key!r}")
+        count = r.u64(f"array length of {key!r}")
+        if et == 9:
+            raise ParseError(f"{key!r}: nested arrays are not allowed")
+        if et in SCALARS:
+            size = SCALARS[et][1]
+            if count > r.remaining() // size:
+                raise ParseError(f"{key!r}: an array of {count:,} {TYPE_NAMES[et]} needs "
+                                 f"{count * size:,} bytes but only {r.remaining():,} remain")
+            if count <= 64:
+                fmt_ = "<" + SCALARS[et][0][1] * count
+                vals = list(struct.unpack(fmt_, r.take(count * size, f"array {key!r}")))
+                return ArrayInfo(et, count, vals)
+            r.skip(count * size, f"array {key!r}")
+            return ArrayInfo(et, count)
+        if et == 8:
+            if count > r.remaining() // 8:
+                raise ParseError(f"{key!r}: an array of {count:,} strings needs at least "
+                                 f"{count * 8:,} bytes but only {r.remaining():,} remain")
+            if count <= 64:
+                return ArrayInfo(et, count, [r.string(f"{key!r}[{i}]") for i in range(count)])
+            r.skip_strings(count, f"array {key!r}")
+            return ArrayInfo(et, count)
+        raise ParseError(f"{key!r}: array element type {et} is not a GGUF value type")
+    raise ParseError(f"{key!r}: value type {vtype} is not a GGUF value type (0-12)")
+
+
+def read_header(f: SafeFile, art: Artifact) -> GgufHeader:
+    r = _Reader(f)
+    if f.size < 4 or r.take(4, "magic") != MAGIC:
+        raise ParseError("bad magic: not a GGUF file")
+    version = r.u32("version")
+    if version & 0xFFFF == 0 and version:
+        raise ParseError(f"version field {version:#010x} is byte-swapped: big-endian GGUF is "
+                         "not supported")
+    if version not in (2, 3):
+        raise ParseError(f"GGUF version {version} is not supported (2 and 3 are)")
+    n_tensors = r.u64("tensor count")
+    n_kv = r.u64("key-value count")
+    if n_kv > r.remaining() // 13:
+        raise ParseError(f"{n_kv:,} key-value pairs cannot fit in the {r.remaining():,} bytes "
+                         "that remain")
+    if n_tensors > r.remaining() // 28:
+        raise ParseError(f"{n_tensors:,} tensors cannot fit in the {r.remaining():,} bytes "
+                         "that remain")
+    h = GgufHeader(version=version, alignment=32)
+    for i in range(n_kv):
+        key = r.string(f"key {i}")
+        if key is None or key == "":
+            raise ParseError(f"key {i} is empty or longer than {KEEP_STRING} bytes")
+        if not key.isascii():
+            raise ParseError(f"key {key!r} is not ASCII")
+        if key in h.kv:
+            raise ParseError(f"duplicate key {key!r}")
+        vtype = r.u32(f"type of {key!r}")
+        h.kv[key] = _value(r, vtype, key)
+        h.kv_types[key] = vtype
+    if "general.alignment" in h.kv:
+        a = h.kv["general.alignment"]
+        if h.kv_types["general.alignment"] != 4 or not isinstance(a, int) or a <= 0 or (
+                a & (a - 1)) or a > MAX_ALIGNMENT:
+            raise ParseError(f"general.alignment {a!r} must be a u32 power of two up to "
+                             f"{MAX_ALIGNMENT:,}")
+        h.alignment = a
+    names: set[str] = set()
+    infos: list[tuple[str, tuple[int, ...], int, int, int]] = []
+    for i in range(n_tensors):
+        name = r.string(f"tensor {i} name")
+        if name is None:
+            raise ParseError(f"tensor {i} name is longer than {KEEP_STRING} bytes")
+        if name in names:
+            raise ParseError(f"duplicate tensor name {name!r}")
+        names.add(name)
+        if len(name.encode()) >= MAX_NAME:
+            art.issue(IssueCode.NOTE, f"tensor name {name!r} is {len(name.encode())} bytes; "
+                      f"ggml requires fewer than {MAX_NAME}", tensor=name)
+        n_dims = r.u32(f"{name!r} n_dims")
+        if not 1 <= n_dims <= 4:
+            raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to 4 allowed)")
+        ne = tuple(r.u64(f"{name!r} dim") for _ in range(n_dims))
+        numel = 1
+        for d in ne:
+            if d > I64_MAX:
+                raise ParseError(f"tensor {name!r} dimension {d} exceeds INT64_MAX")
+            numel *= d
+            if numel > I64_MAX:
+                raise ParseError(f"tensor {name!r} shape {list(ne)} overflows INT64")
+        ttype = r.u32(f"{name!r} type")
+        bs = block_size(ttype)
+        if bs is None or bs[0] == 0:
+            raise ParseError(f"tensor {name!r} has unknown or removed ggml type {ttype}")
+        if ne[0] % bs[0]:
+            raise ParseError(f"tensor {name!r}: ne[0] = {ne[0]} is not a multiple of the "
+                             f"{type_name(ttype)} block size {bs[0]}")
+        offset = r.u64(f"{name!r} offset")
+        if offset % h.alignment:
+            raise ParseError(f"tensor {name!r} offset {offset} is not a multiple of the "
+                             f"alignment {h.alignment}")
+        nbytes = numel // bs[0] * bs[1]
+        infos.append((name, ne, ttype, offset, nbytes))
+    h.header_bytes = r.pos
+    h.data_offset = -(-r.pos // h.alignment) * h.alignment
+    _lay_out(h, infos, f.size, art)
+    return h
+
+
+def _lay_out(h: GgufHeader, infos: list[tuple[str, tuple[int, ...], int, int, int]],
+             size: int, art: Artifact) -> None:
+    """Absolute ranges, lengths from the offsets, and contiguity (C's rule)."""
+    order = sorted(range(len(infos)), key=lambda i: infos[i][3])
+    expect = 0
+    for rank, i in enumerate(order):
+        name, ne, ttype, offset, nbytes = infos[i]
+        start = h.data_offset + offset
+        nxt = (h.data_offset + infos[order[rank + 1]][3]) if rank + 1 < len(order) else size
+        gap = max(0, min(nxt, size) - start)
+        if offset != expect:
+            art.issue(IssueCode.BAD_OFFSETS,
+                      f"tensor {name!r} starts at data offset {offset}; ggml requires the "
+                      f"tensors packed in order, so it should start at {expect}",
+                      tensor=name, expected=expect, actual=offset)
+        expect = offset + -(-nbytes // h.alignment) * h.alignment
+        if start + nbytes > size:
+            art.issue(IssueCode.TRUNCATED,
+                      f"tensor {name!r} ({type_name(ttype)} {list(ne)}) needs {nbytes:,} bytes "
+                      f"but the file ends after {max(0, size - start):,} (truncated file?)",
+                      tensor=name, expected=nbytes, actual=max(0, size - start))
+        elif gap < nbytes:
+            art.issue(IssueCode.BAD_OFFSETS,
+                      f"tensor {name!r} ({type_name(ttype)} {list(ne)}) needs {nbytes:,} bytes "
+                      f"but the next tensor starts after {gap:,}: the two overlap",
+                      tensor=name, expected=nbytes, actual=gap)
+        st = StoredTensor(name, type_name(ttype), logical_shape(ne), start, nbytes,
+                          min(nbytes, gap))
+        h.tensors.append(st)
+        h.types[name] = ttype
+        h.dims[name] = ne
+    h.tensors.sort(key=lambda s: s.name)

@@ -1,0 +1,185 @@
+"""GRIT descriptors carried in files (RECONSTRUCTION §10).
+
+safetensors: ``__metadata__["__grit__"]`` holds a JSON text with the
+producer, a ``grades`` map (unregistered grade strings by id), a ``layouts``
+map (class-0x8 expressions by word) and per logical tensor its descriptor,
+shape, plane tensors (or one payload tensor) and optional digest.  Every
+problem becomes an issue naming the tensor; nothing here raises.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..codec import descriptor as desc_mod
+from ..codec.errors import GritError
+from ..codec.grade import Grade, parse_grade, registry
+from ..codec.placement import expression_word, parse_layout
+from ..model import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
+
+_HEX16 = re.compile(r"(0x)?[0-9a-fA-F]{16}")
+_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+PLANE_KEYS = ("data", "scale0", "scale1", "aux")
+
+
+def parse_grades(raw: Any, art: Artifact, where: str) -> dict[int, Grade]:
+    """A grades map: id (16 hex) -> canonical string, each re-hashed."""
+    out: dict[int, Grade] = {}
+    if raw is None:
+        return out
+    if not isinstance(raw, dict):
+        art.issue(IssueCode.GRIT_HEADER, f"{where}: 'grades' must be an object")
+        return out
+    for k, v in raw.items():
+        if not isinstance(k, str) or not _HEX16.fullmatch(k) or not isinstance(v, str):
+            art.issue(IssueCode.GRIT_HEADER, f"{where}: grades entry {k!r} is not "
+                      "'<16 hex>': '<grade string>'")
+            continue
+        try:
+            g = parse_grade(v)
+        except GritError as exc:
+            art.issue(IssueCode.GRIT_HEADER, f"{where}: grade {k} is invalid: {exc}")
+            continue
+        gid = int(k, 16)
+        if g.grade_id != gid:
+            art.issue(IssueCode.GRIT_HEADER,
+                      f"{where}: grade string {g.canonical} hashes to {g.grade_id:016x}, not "
+                      f"the id {k} it is filed under", expected=f"{g.grade_id:016x}", actual=k)
+            continue
+        if g.canonical != v:
+            art.issue(IssueCode.NOTE, f"{where}: grade {k} is not written canonically "
+                      f"({v!r} -> {g.canonical!r})")
+        out[gid] = g
+    return out
+
+
+def parse_layouts(raw: Any, art: Artifact, where: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    if raw is None:
+        return out
+    if not isinstance(raw, dict):
+        art.issue(IssueCode.GRIT_HEADER, f"{where}: 'layouts' must be an object")
+        return out
+    for k, v in raw.items():
+        if not isinstance(k, str) or not _HEX16.fullmatch(k) or not isinstance(v, str):
+            art.issue(IssueCode.GRIT_HEADER, f"{where}: layouts entry {k!r} is malformed")
+            continue
+        try:
+            node = parse_layout(v)
+        except GritError as exc:
+            art.issue(IssueCode.GRIT_HEADER, f"{where}: layout {k} is invalid: {exc}")
+            continue
+        word = int(k, 16)
+        if expression_word(node.text) != word:
+            art.issue(IssueCode.GRIT_HEADER,
+                      f"{where}: layout expression {node.text!r} hashes to "
+                      f"{expression_word(node.text):016x}, not {k}")
+            continue
+        out[word] = node.text
+    return out
+
+
+def recover_safetensors(
+    art: Artifact, text: str, tensors: Mapping[str, StoredTensor], role: Any,
+) -> tuple[list[QTensor], set[str]]:
+    """QTensors from a __grit__ header; returns them and the stored tensor
+    names they consume (planes and payloads)."""
+    where = "__grit__"
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        art.issue(IssueCode.GRIT_HEADER, f"__grit__ is not JSON: {exc}")
+        return [], set()
+    if not isinstance(obj, dict) or obj.get("grit") != 1:
+        art.issue(IssueCode.GRIT_HEADER, "__grit__ must be an object with \"grit\": 1")
+        return [], set()
+    producer = obj.get("producer")
+    if producer is not None and not isinstance(producer, str):
+        art.issue(IssueCode.GRIT_HEADER, "__grit__ producer must be a string")
+        producer = None
+    art.producer = producer
+    extra = parse_grades(obj.get("grades"), art, where)
+    reg = registry(extra.values())
+    layouts = parse_layouts(obj.get("layouts"), art, where)
+    entries = obj.get("tensors")
+    if not isinstance(entries, dict):
+        art.issue(IssueCode.GRIT_HEADER, "__grit__ has no 'tensors' object")
+        return [], set()
+    out: list[QTensor] = []
+    used: set[str] = set()
+    for name, ent in entries.items():
+        q = _one(art, name, ent, tensors, reg, layouts, role)
+        if q is not None:
+            out.append(q)
+            for p in (q.planes or []) + [q.payload]:
+                if p is not None and p.tensor:
+                    used.add(p.tensor)
+    return out, used
+
+
+def _one(art: Artifact, name: str, ent: Any, tensors: Mapping[str, StoredTensor],
+         reg: dict[int, Grade], layouts: dict[int, str], role: Any) -> QTensor | None:
+    def bad(msg: str, **kw: Any) -> None:
+        art.issue(IssueCode.GRIT_HEADER, f"__grit__ tensor {name!r}: {msg}", tensor=name, **kw)
+
+    if not isinstance(ent, dict):
+        bad("entry is not an object")
+        return None
+    try:
+        d = desc_mod.from_hex(str(ent.get("desc", "")))
+    except GritError as exc:
+        bad(f"desc: {exc}")
+        return None
+    shape = ent.get("shape")
+    if not isinstance(shape, list) or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 63 for x in shape):
+        bad(f"shape {shape!r} is not a list of extents")
+        return None
+    q = QTensor(name=name, role=role(name), shape=tuple(shape), source=Source.GRIT_HEADER,
+                desc=d, grade=reg.get(d.grade_id), convention="grit", layouts=dict(layouts))
+    digest = ent.get("digest")
+    if digest is not None:
+        if isinstance(digest, str) and _HEX32.fullmatch(digest):
+            q.expected_digest = bytes.fromhex(digest)
+        else:
+            bad("digest must be 32 hex digits")
+    if "payload" in ent:
+        key = ent["payload"]
+        st = tensors.get(key) if isinstance(key, str) else None
+        if st is None:
+            bad(f"payload tensor {key!r} is not in the file")
+            return q
+        if not _u8_1d(st):
+            bad(f"payload tensor {key!r} must be 1-D U8; it is {st.dtype} {list(st.shape)}")
+        q.payload = PlaneRef(key, st.offset, st.available)
+        return q
+    planes = ent.get("planes")
+    if not isinstance(planes, dict):
+        bad("needs 'planes' or 'payload'")
+        return q
+    unknown = set(planes) - set(PLANE_KEYS)
+    if unknown:
+        bad(f"unknown plane names {sorted(unknown)}")
+    refs: list[PlaneRef | None] = []
+    for key in PLANE_KEYS:
+        tname = planes.get(key)
+        if tname is None:
+            refs.append(None)
+            continue
+        st = tensors.get(tname) if isinstance(tname, str) else None
+        if st is None:
+            bad(f"{key} plane tensor {tname!r} is not in the file")
+            refs.append(None)
+            continue
+        if not _u8_1d(st):
+            bad(f"{key} plane tensor {tname!r} must be 1-D U8; it is {st.dtype} {list(st.shape)}")
+        refs.append(PlaneRef(tname, st.offset, st.available))
+    q.planes = refs
+    return q
+
+
+def _u8_1d(st: StoredTensor) -> bool:
+    return st.dtype == "U8" and len(st.shape) == 1

@@ -1,0 +1,120 @@
+"""model.safetensors.index.json: shards, escapes and consistency (research §2).
+
+Index paths are validated before anything is opened: an absolute path, a
+``..`` component, a drive letter, a UNC path or a backslash escapes the
+scanned root and is reported, never opened.  After the shards are read the
+index is checked against their headers: missing shards, tensors mapped to a
+shard that lacks them, tensors present in two shards, unindexed tensors, and
+``total_size`` against the real tensor bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import PureWindowsPath
+from typing import Any
+
+from ..model import Artifact, IssueCode
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
+
+
+def escapes(rel: str) -> str | None:
+    """Why a relative path from a manifest would leave its directory, or None."""
+    if not rel:
+        return "an empty path"
+    if "\x00" in rel:
+        return "a NUL byte in the path"
+    if rel.startswith(("/", "\\")) or os.path.isabs(rel):
+        return "an absolute path"
+    if _DRIVE.match(rel) or PureWindowsPath(rel).drive:
+        return "a drive-qualified path"
+    if rel.startswith("\\\\") or rel.startswith("//"):
+        return "a UNC path"
+    parts = re.split(r"[\\/]", rel)
+    if ".." in parts:
+        return "a '..' component"
+    if "\\" in rel:
+        return "a backslash (a Windows path separator)"
+    return None
+
+
+def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
+    """The weight_map (tensor -> shard) of a valid index, or None with issues."""
+    if not isinstance(obj, dict):
+        art.issue(IssueCode.UNPARSEABLE, "an index must be a JSON object")
+        art.parsed = False
+        return None
+    wm = obj.get("weight_map")
+    if not isinstance(wm, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                           for k, v in wm.items()):
+        art.issue(IssueCode.UNPARSEABLE, "the index has no weight_map of tensor -> shard names")
+        art.parsed = False
+        return None
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        art.issue(IssueCode.INDEX_INCONSISTENT, "the index's metadata is not an object")
+        meta = None
+    ts = (meta or {}).get("total_size")
+    if ts is not None:
+        if isinstance(ts, int) and not isinstance(ts, bool) and ts >= 0:
+            art.metadata["total_size"] = ts
+        else:
+            art.issue(IssueCode.NOTE, f"index metadata.total_size {ts!r} is not a "
+                      "non-negative integer")
+    good: dict[str, str] = {}
+    reported: set[str] = set()
+    for tensor, shard in wm.items():
+        why = escapes(shard)
+        if why:
+            if shard not in reported:
+                art.issue(IssueCode.PATH_ESCAPE,
+                          f"weight_map sends {tensor!r} to {shard!r}: {why} would leave the "
+                          "scanned directory; it was not opened", tensor=tensor, path=shard)
+                reported.add(shard)
+            continue
+        if shard.lower().endswith(CONFUSED_EXT) and shard not in reported:
+            art.issue(IssueCode.INDEX_INCONSISTENT,
+                      f"a safetensors index names {shard!r}, a pickle-style file: extension "
+                      "confusion (loaders refuse it, hub#4033)", tensor=tensor, path=shard)
+            reported.add(shard)
+        good[tensor] = shard
+    return good
+
+
+def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Artifact],
+                exists: dict[str, bool]) -> None:
+    """Cross-check an index against the shard headers (same directory)."""
+    missing = sorted({s for s in weight_map.values() if not exists.get(s)})
+    for s in missing:
+        n = sum(1 for v in weight_map.values() if v == s)
+        art.issue(IssueCode.MISSING_SHARD,
+                  f"shard {s!r} is named by {n} tensor(s) in the index but is not there "
+                  "(loaders that drop it silently leave garbage weights, sglang#32279)", path=s)
+    holders: dict[str, list[str]] = {}
+    total = 0
+    for sname, sh in shards.items():
+        for t in sh.tensors:
+            holders.setdefault(t.name, []).append(sname)
+            total += t.nbytes
+    for tensor, shard in sorted(weight_map.items()):
+        if shard in shards and shards[shard].parsed and shard not in holders.get(tensor, []):
+            art.issue(IssueCode.INDEX_INCONSISTENT,
+                      f"the index maps {tensor!r} to {shard!r}, whose header does not have it",
+                      tensor=tensor, path=shard)
+    for tensor, where in sorted(holders.items()):
+        if len(where) > 1:
+            art.issue(IssueCode.INDEX_INCONSISTENT,
+                      f"tensor {tensor!r} is in {len(where)} shards ({', '.join(sorted(where))}):"
+                      " which copy a loader uses depends on its load order (vllm#54230)",
+                      tensor=tensor)
+        elif tensor not in weight_map:
+            art.issue(IssueCode.INDEX_INCONSISTENT,
+                      f"tensor {tensor!r} in {where[0]!r} is not in the index: loaders that go "
+                      "by the index never load it", tensor=tensor, path=where[0])
+    ts = art.metadata.get("total_size")
+    if isinstance(ts, int) and shards and not missing and total != ts:
+        art.issue(IssueCode.NOTE, f"index total_size is {ts:,} bytes; the shards' tensors "
+                  f"hold {total:,}", expected=total, actual=ts)

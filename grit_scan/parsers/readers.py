@@ -1,0 +1,187 @@
+"""File-level readers: one path in, one Artifact out.
+
+Each reader opens the file through SafeFile (regular files only, bounded
+reads), reads the header, recovers or infers descriptors, re-checks that the
+file did not change while it was read, and records every problem as an
+issue.  A file that cannot be parsed at all comes back with ``parsed=False``
+and an UNPARSEABLE issue; nothing here raises for file contents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..codec import descriptor as desc_mod
+from ..codec.errors import GritError
+from ..codec.grade import registry
+from ..model import Artifact, IssueCode, PlaneRef, QTensor, Source
+from . import conventions, gguf_reader, safetensors_reader
+from .configs import Declared
+from .fileio import ReadError, SafeFile
+from .ggml_types import MAPPINGS, NOT_REPRESENTABLE, UNQUANTISED, type_name
+from .grit_header import parse_grades, parse_layouts, recover_safetensors
+from .roles import gguf_role
+
+_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+
+
+def _fail(art: Artifact, msg: str) -> Artifact:
+    art.parsed = False
+    art.issue(IssueCode.UNPARSEABLE, msg)
+    return art
+
+
+def read_safetensors(path: str, display: str, declared: Declared | None = None,
+                     role: Callable[[str], str] | None = None) -> Artifact:
+    art = Artifact(path=display, abs_path=path, format="safetensors")
+    role = role or (lambda m: m if m.endswith(".weight") else m + ".weight")
+    try:
+        with SafeFile(path) as f:
+            art.size = f.size
+            try:
+                hdr = safetensors_reader.read_header(f, art)
+            except safetensors_reader.ParseError as exc:
+                return _fail(art, str(exc))
+            why = f.changed()
+    except ReadError as exc:
+        art.parsed = False
+        art.issue(IssueCode.SKIPPED, str(exc))
+        return art
+    if why:
+        art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
+    art.tensors = sorted(hdr.tensors.values(), key=lambda t: t.name)
+    art.metadata = {"header_len": hdr.header_len}
+    if hdr.metadata:
+        art.metadata["safetensors_metadata_keys"] = sorted(hdr.metadata)
+    used: set[str] = set()
+    if "__grit__" in hdr.metadata:
+        qs, used = recover_safetensors(art, hdr.metadata["__grit__"], hdr.tensors, role)
+        for q in qs:
+            q.declared = declared
+        art.quantized.extend(qs)
+    art.quantized.extend(conventions.infer(art, hdr.tensors, used, declared, role))
+    return art
+
+
+def read_gguf(path: str, display: str) -> Artifact:
+    art = Artifact(path=display, abs_path=path, format="gguf")
+    try:
+        with SafeFile(path) as f:
+            art.size = f.size
+            try:
+                h = gguf_reader.read_header(f, art)
+            except gguf_reader.ParseError as exc:
+                return _fail(art, str(exc))
+            why = f.changed()
+    except ReadError as exc:
+        art.parsed = False
+        art.issue(IssueCode.SKIPPED, str(exc))
+        return art
+    if why:
+        art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
+    art.tensors = h.tensors
+    art.metadata = _gguf_metadata(h)
+    grit = _gguf_grit(art, h)
+    for st in h.tensors:
+        ttype = h.types[st.name]
+        if st.name in grit:
+            art.quantized.append(grit[st.name])
+            continue
+        m = MAPPINGS.get(ttype)
+        if m is not None:
+            q = QTensor(name=st.name, role=gguf_role(st.name), shape=st.shape,
+                        source=Source.GGML_TYPE, desc=m.descriptor(len(st.shape) - 1),
+                        grade=m.grade, convention=f"ggml:{m.name}", layouts=dict(m.layouts),
+                        payload=PlaneRef(st.name, st.offset, st.available))
+            art.quantized.append(q)
+            continue
+        tn = type_name(ttype)
+        if ttype in UNQUANTISED:
+            art.unquantized[tn] = art.unquantized.get(tn, 0) + 1
+            continue
+        reason = NOT_REPRESENTABLE.get(tn, f"ggml type {tn} has no GRIT v1 mapping")
+        clause = "§0.3(b)" if "§0.3b" in reason or "codebook" in reason else "§2.4"
+        q = QTensor(name=st.name, role=gguf_role(st.name), shape=st.shape, source=Source.NONE,
+                    convention=f"ggml:{tn}", reason=f"ggml {tn}: {reason}",
+                    payload=PlaneRef(st.name, st.offset, st.available))
+        art.quantized.append(q)
+        art.issue(IssueCode.NOT_REPRESENTABLE, f"{st.name}: ggml {tn}: {reason}",
+                  tensor=st.name, clause=clause, convention=f"ggml:{tn}")
+    return art
+
+
+def _gguf_metadata(h: gguf_reader.GgufHeader) -> dict[str, Any]:
+    md: dict[str, Any] = {"gguf_version": h.version, "alignment": h.alignment,
+                          "kv_count": len(h.kv), "header_bytes": h.header_bytes}
+    for key in ("general.architecture", "general.name", "general.file_type",
+                "general.quantization_version", "split.no", "split.count",
+                "split.tensors.count"):
+        v = h.kv.get(key)
+        if isinstance(v, (int, str, float)) and not isinstance(v, bool):
+            md[key] = v
+    ft = md.get("general.file_type")
+    if isinstance(ft, int):
+        try:
+            import gguf
+
+            md["file_type_name"] = gguf.LlamaFileType(ft).name.removeprefix("MOSTLY_")
+        except ValueError:
+            md["file_type_name"] = f"file type {ft}"
+    return md
+
+
+def _gguf_grit(art: Artifact, h: gguf_reader.GgufHeader) -> dict[str, QTensor]:
+    """GRIT-native tensors through the grit.* keys (RECONSTRUCTION §10)."""
+    kv = h.kv
+    if not any(k.startswith("grit.") for k in kv):
+        return {}
+    if kv.get("grit.version") != 1:
+        art.issue(IssueCode.GRIT_HEADER, f"grit.version is {kv.get('grit.version')!r}; "
+                  "version 1 is expected")
+    producer = kv.get("grit.producer")
+    art.producer = producer if isinstance(producer, str) else None
+    grades_raw = {k.removeprefix("grit.grade."): v for k, v in kv.items()
+                  if k.startswith("grit.grade.")}
+    layouts_raw = {k.removeprefix("grit.layout."): v for k, v in kv.items()
+                   if k.startswith("grit.layout.")}
+    reg = registry(parse_grades(grades_raw, art, "grit.grade.*").values())
+    layouts = parse_layouts(layouts_raw, art, "grit.layout.*")
+    by_name = {st.name: st for st in h.tensors}
+    out: dict[str, QTensor] = {}
+    for key, val in kv.items():
+        if not key.startswith("grit.desc."):
+            continue
+        name = key.removeprefix("grit.desc.")
+        st = by_name.get(name)
+        if st is None:
+            art.issue(IssueCode.GRIT_HEADER, f"{key} names a tensor the file does not have",
+                      tensor=name)
+            continue
+        try:
+            d = desc_mod.from_hex(str(val))
+        except GritError as exc:
+            art.issue(IssueCode.GRIT_HEADER, f"{key}: {exc}", tensor=name)
+            continue
+        if h.types[name] not in (24,):  # I8 carries data ‖ scale0 ‖ scale1 ‖ aux
+            art.issue(IssueCode.GRIT_HEADER, f"{name}: a GRIT-native tensor is stored as I8; "
+                      f"this one is {type_name(h.types[name])}", tensor=name)
+        shape_v = kv.get(f"grit.shape.{name}")
+        if isinstance(shape_v, gguf_reader.ArrayInfo) and shape_v.values is not None:
+            shape = tuple(int(x) for x in shape_v.values)
+        else:
+            art.issue(IssueCode.GRIT_HEADER, f"{name}: grit.shape.{name} (the logical shape) "
+                      "is missing; the I8 payload length does not determine it", tensor=name)
+            continue
+        q = QTensor(name=name, role=gguf_role(name), shape=shape, source=Source.GGUF_KV,
+                    desc=d, grade=reg.get(d.grade_id), convention="grit",
+                    layouts=dict(layouts), payload=PlaneRef(name, st.offset, st.available))
+        dg = kv.get(f"grit.digest.{name}")
+        if isinstance(dg, str) and _HEX32.fullmatch(dg):
+            q.expected_digest = bytes.fromhex(dg)
+        elif dg is not None:
+            art.issue(IssueCode.GRIT_HEADER, f"grit.digest.{name} is not 32 hex digits",
+                      tensor=name)
+        out[name] = q
+    return out

@@ -1,0 +1,194 @@
+"""A header-only safetensors reader of our own (research: hostile-inputs §1).
+
+It enforces what the reference Rust reader enforces (header <= 100 MB and
+within the file, strict UTF-8, a JSON object, ``__metadata__`` str->str,
+known case-sensitive dtypes, shape x dtype == byte length, offsets
+contiguous from 0 covering the data region exactly, overflow-safe
+arithmetic), and it goes further where the reference is silent: duplicate
+keys are reported (serde keeps the last one), NaN/Infinity and huge
+integers are refused, and a truncated shard still lists its intact tensors,
+naming each tensor whose bytes run past the end.  Only the header is read.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..codec.errors import GritError
+from ..model import Artifact, IssueCode, StoredTensor
+from .fileio import SafeFile
+
+MAX_HEADER = 100_000_000
+U64 = 1 << 64
+
+# safetensors 0.8 dtypes and their widths in bits (names are case-sensitive)
+DTYPE_BITS: dict[str, int] = {
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
+    "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+    "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
+    "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+}
+UNQUANTISED_FLOATS = {"F32", "F16", "BF16", "F64"}
+
+
+class ParseError(GritError):
+    """The file cannot be read as safetensors at all."""
+
+
+@dataclass
+class Header:
+    header_len: int
+    data_start: int
+    tensors: dict[str, StoredTensor] = field(default_factory=dict)
+    metadata: dict[str, str] = field(default_factory=dict)
+    raw_entries: dict[str, Any] = field(default_factory=dict)
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_header(f: SafeFile, art: Artifact) -> Header:
+    """Parse and validate the header; problems become issues on ``art``.
+    Raises ParseError when nothing can be read."""
+    if f.size < 8:
+        raise ParseError(f"header too small: the file is {f.size} bytes; a safetensors file "
+                         "starts with an 8-byte header length")
+    (n,) = struct.unpack("<Q", f.read(0, 8))
+    if n > MAX_HEADER:
+        raise ParseError(f"header length {n} exceeds the {MAX_HEADER:,}-byte limit")
+    if 8 + n > f.size:
+        raise ParseError(f"header length {n} runs past the end of the {f.size}-byte file")
+    raw = f.read(8, n)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"header is not valid UTF-8 (byte {exc.start})") from None
+    if text.startswith("\ufeff"):
+        raise ParseError("header starts with a byte-order mark, which is not JSON")
+    dups: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in items:
+            if k in out:
+                dups.append(k)
+            out[k] = v  # the reference keeps the last one
+        return out
+
+    try:
+        obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"header is not JSON: {exc.msg} at character {exc.pos}") from None
+    except RecursionError:
+        raise ParseError("header JSON is nested too deeply") from None
+    except ValueError as exc:
+        raise ParseError(f"header JSON is not acceptable: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ParseError(f"header is a JSON {type(obj).__name__}, not an object")
+    hdr = Header(header_len=n, data_start=8 + n)
+    meta = obj.pop("__metadata__", None)
+    if "__metadata__" in dups:
+        raise ParseError("__metadata__ appears twice in the header")
+    if meta is not None:
+        if not isinstance(meta, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
+            raise ParseError("__metadata__ must map strings to strings")
+        hdr.metadata = meta
+    for d in sorted(set(dups)):
+        if d in obj:
+            art.issue(IssueCode.DUPLICATE,
+                      f"tensor {d!r} is listed more than once in the header; readers that keep "
+                      "the last entry (the Rust reference) and readers that keep the first "
+                      "disagree about its bytes", tensor=d)
+        elif d != "__metadata__":
+            art.issue(IssueCode.DUPLICATE, f"key {d!r} appears twice inside a header entry")
+    region = f.size - hdr.data_start
+    spans: list[tuple[int, int, str]] = []
+    for name, entry in obj.items():
+        st = _entry(name, entry, hdr.data_start, region, art)
+        if st is not None:
+            hdr.tensors[name] = st
+            hdr.raw_entries[name] = entry
+            spans.append((st.offset - hdr.data_start, st.offset - hdr.data_start + st.nbytes,
+                          name))
+    _coverage(spans, region, art)
+    return hdr
+
+
+def _is_uint(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < U64
+
+
+def _entry(name: str, entry: Any, data_start: int, region: int,
+           art: Artifact) -> StoredTensor | None:
+    def bad(msg: str, **kw: Any) -> None:
+        art.issue(IssueCode.BAD_TENSOR, f"tensor {name!r}: {msg}", tensor=name, **kw)
+
+    if not isinstance(entry, dict):
+        bad("its header entry is not an object")
+        return None
+    dtype, shape, offs = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        bad(f"unsupported dtype {dtype!r} (dtypes are case-sensitive: "
+            f"{', '.join(sorted(DTYPE_BITS))})")
+        return None
+    if not isinstance(shape, list) or not all(_is_uint(x) for x in shape):
+        bad(f"shape {shape!r} is not a list of non-negative integers below 2^64")
+        return None
+    if (not isinstance(offs, list) or len(offs) != 2 or not all(_is_uint(x) for x in offs)):
+        bad(f"data_offsets {offs!r} are not two non-negative integers below 2^64")
+        return None
+    start, end = offs
+    if end < start:
+        bad(f"data_offsets end {end} is before start {start}")
+        return None
+    numel = 1
+    for d in shape:
+        numel *= d
+        if numel >= U64:
+            bad(f"shape {shape} overflows 64-bit arithmetic", expected="< 2^64")
+            return None
+    bits = numel * DTYPE_BITS[dtype]
+    if bits % 8:
+        bad(f"{numel} {dtype} values are {bits} bits, not a whole number of bytes")
+        return None
+    want = bits // 8
+    if want != end - start:
+        bad(f"shape {shape} x {dtype} is {want} bytes but data_offsets span {end - start}",
+            expected=want, actual=end - start)
+        return None
+    available = max(0, min(end, region) - start)
+    return StoredTensor(name, dtype, tuple(shape), data_start + start, end - start, available)
+
+
+def _coverage(spans: list[tuple[int, int, str]], region: int, art: Artifact) -> None:
+    """Offsets must tile [0, region) exactly: report gaps, overlaps, trailing
+    bytes and truncation (each truncated tensor by name)."""
+    spans.sort()
+    pos = 0
+    for start, end, name in spans:
+        if start > pos:
+            art.issue(IssueCode.BAD_OFFSETS,
+                      f"{start - pos} bytes before tensor {name!r} belong to no tensor "
+                      f"(gap at data offset {pos})", tensor=name, expected=pos, actual=start)
+        elif start < pos:
+            art.issue(IssueCode.BAD_OFFSETS,
+                      f"tensor {name!r} starts at data offset {start}, inside the previous "
+                      f"tensor (which ends at {pos}): overlapping tensors alias bytes",
+                      tensor=name, expected=pos, actual=start)
+        pos = max(pos, end)
+        if end > region:
+            art.issue(IssueCode.TRUNCATED,
+                      f"tensor {name!r} needs bytes up to data offset {end} but the file's data "
+                      f"region ends at {region}: {max(0, region - start)} of {end - start} "
+                      "bytes present (truncated shard?)",
+                      tensor=name, expected=end - start, actual=max(0, region - start))
+    if pos < region:
+        art.issue(IssueCode.BAD_OFFSETS,
+                  f"{region - pos} bytes after the last tensor belong to no tensor (trailing "
+                  "data: the offsets do not cover the data region)",
+                  expected=pos, actual=region)

@@ -1,0 +1,288 @@
+"""Walk the given paths and read every checkpoint file in them.
+
+* Deterministic: directories are walked in sorted order.
+* Contained: a symlink is followed only when its resolved target lies inside
+  the scanned root (a Hugging Face cache's ``snapshots/*`` links into
+  ``../../blobs`` qualify when the repository or cache directory is the
+  root); links that leave the root, dangling links and loops are skipped
+  with a note.  Index and manifest paths are validated before opening.
+* Safe: FIFOs, sockets and devices are never opened blocking; they are
+  skipped with a note.
+* Routed by content: GGUF by its magic, safetensors by its header shape;
+  the extension only decides which reader explains a broken file.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ..model import Artifact, Issue, IssueCode, ScanInput
+from . import configs, index, readers
+from .fileio import ReadError, SafeFile
+from .manifest import read_manifest
+from .roles import role_function
+
+INDEX_SUFFIX = ".index.json"
+MANIFEST_NAME = "grit-manifest.json"
+
+
+@dataclass
+class _Dir:
+    """What one directory holds: its checkpoint files, configs, indexes."""
+
+    rel: str
+    files: list[tuple[str, str, str]] = field(default_factory=list)  # (abs, display, kind)
+    configs: dict[str, str] = field(default_factory=dict)  # name -> abs
+    indexes: list[tuple[str, str]] = field(default_factory=list)
+    manifests: list[tuple[str, str]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # file name -> abs (for indexes)
+
+
+def sniff(path: str) -> str | None:
+    """'gguf', 'safetensors' or None, from the first bytes."""
+    try:
+        with SafeFile(path) as f:
+            head = f.read(0, 16)
+            size = f.size
+    except ReadError:
+        return None
+    if head[:4] == b"GGUF":
+        return "gguf"
+    if len(head) >= 9:
+        (n,) = struct.unpack("<Q", head[:8])
+        if 2 <= n <= min(100_000_000, size - 8) and head[8:9] in (b"{", b" ", b"\n", b"\t",
+                                                                  b"\r"):
+            return "safetensors"
+    return None
+
+
+def _classify(name: str, path: str) -> str | None:
+    low = name.lower()
+    if low.endswith(INDEX_SUFFIX):
+        return "index"
+    if low == MANIFEST_NAME:
+        return "manifest"
+    if low in configs.CONFIG_NAMES:
+        return "config"
+    kind = sniff(path)
+    if kind:
+        return kind
+    if low.endswith(".safetensors"):
+        return "safetensors"  # broken: the reader will say why
+    if low.endswith(".gguf"):
+        return "gguf"
+    return None
+
+
+class Walker:
+    def __init__(self, root: str, skipped: list[Issue], display_root: str) -> None:
+        self.root = os.path.realpath(root)
+        self.display_root = display_root
+        self.skipped = skipped
+        self.visited: set[str] = set()
+        self.dirs: dict[str, _Dir] = {}
+
+    def inside(self, real: str) -> bool:
+        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
+
+    def disp(self, rel: str) -> str:
+        return os.path.join(self.display_root, rel) if rel else self.display_root
+
+    def skip(self, rel: str, why: str) -> None:
+        self.skipped.append(Issue(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}",
+                                  detail={"path": self.disp(rel)}))
+
+    def walk(self, real_dir: str, rel: str) -> None:
+        if real_dir in self.visited:
+            self.skip(rel, "directory already visited (symlink loop); skipped")
+            return
+        self.visited.add(real_dir)
+        try:
+            entries = sorted(os.scandir(real_dir), key=lambda e: e.name)
+        except OSError as exc:
+            self.skip(rel, f"cannot list: {exc.strerror or exc}")
+            return
+        names = {e.name for e in entries}
+        hf_cache_repo = {"blobs", "snapshots"} <= names
+        d = self.dirs.setdefault(rel, _Dir(rel))
+        for e in entries:
+            erel = os.path.join(rel, e.name) if rel else e.name
+            if hf_cache_repo and e.name in ("blobs", "refs", ".no_exist"):
+                continue  # reached through snapshots/*, never scanned twice
+            path = os.path.join(real_dir, e.name)
+            try:
+                is_link = e.is_symlink()
+                st = os.stat(path, follow_symlinks=False)
+            except OSError as exc:
+                self.skip(erel, f"cannot stat: {exc.strerror or exc}")
+                continue
+            target = path
+            if is_link:
+                try:
+                    target = os.path.realpath(path, strict=True)
+                except (OSError, RuntimeError):
+                    self.skip(erel, "dangling or looping symlink; skipped")
+                    continue
+                if not self.inside(target):
+                    self.skip(erel, "symlink points outside the scanned root; not followed "
+                              "(scan the directory that contains its target)")
+                    continue
+                try:
+                    st = os.stat(target)
+                except OSError as exc:
+                    self.skip(erel, f"cannot stat link target: {exc.strerror or exc}")
+                    continue
+            if stat.S_ISDIR(st.st_mode):
+                self.walk(target, erel)
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                self.skip(erel, "not a regular file (FIFO, socket or device); skipped")
+                continue
+            if target in self.visited:
+                continue  # the same blob through two links
+            self.visited.add(target)
+            d.names[e.name] = target
+            kind = _classify(e.name, target)
+            if kind is None:
+                continue
+            if kind == "config":
+                d.configs[e.name.lower()] = target
+            elif kind == "index":
+                d.indexes.append((target, self.disp(erel)))
+            elif kind == "manifest":
+                d.manifests.append((target, self.disp(erel)))
+            else:
+                d.files.append((target, self.disp(erel), kind))
+
+
+def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[configs.Declared | None,
+                                                  Callable[[str], str], list[Artifact]]:
+    found: list[configs.Declared] = []
+    info: dict[str, object] = {}
+    arts: list[Artifact] = []
+    for name in sorted(d.configs):
+        path = d.configs[name]
+        art = Artifact(path=os.path.join(group, name), abs_path=path, format="config",
+                       group=group)
+        obj = configs.read_json(path, art)
+        if art.issues:
+            arts.append(art)
+        if obj is None:
+            continue
+        if name == "config.json":
+            info = configs.model_info(obj)
+            dec = configs.from_config(obj)
+        elif name == "quantize_config.json":
+            dec = configs.from_quantize_config(obj)
+        else:
+            dec = configs.from_hf_quant_config(obj)
+        if dec is not None:
+            found.append(dec)
+    declared = configs.merge(found)
+    if declared is not None:
+        declared["model"] = info
+        declared["config_dir"] = group
+        scan.declared[group] = declared
+    role = role_function(info.get("model_type") if isinstance(info.get("model_type"), str)
+                         else None, info.get("n_layers") if isinstance(info.get("n_layers"), int)
+                         else None)
+    return declared, role, arts
+
+
+def _read_dir(d: _Dir, scan: ScanInput, group: str) -> None:
+    declared, role, cfg_arts = _declared(d, scan, group)
+    scan.artifacts.extend(cfg_arts)
+    by_name: dict[str, Artifact] = {}
+    for path, disp, kind in d.files:
+        if kind == "gguf":
+            art = readers.read_gguf(path, disp)
+        else:
+            art = readers.read_safetensors(path, disp, declared, role)
+        art.group = group
+        scan.artifacts.append(art)
+        by_name[os.path.basename(disp)] = art
+    for path, disp in d.indexes:
+        art = Artifact(path=disp, abs_path=path, format="index", group=group)
+        obj = configs.read_json(path, art)
+        if obj is not None:
+            wm = index.parse_index(obj, art)
+            if wm is not None:
+                exists = {s: s in d.names for s in set(wm.values())}
+                shards = {s: by_name[s] for s in set(wm.values()) if s in by_name}
+                index.check_index(art, wm, shards, exists)
+                art.metadata["shards"] = sorted(set(wm.values()))
+        scan.artifacts.append(art)
+    read = {a.abs_path for a in scan.artifacts}
+    for path, disp in d.manifests:
+        man, listed = read_manifest(path, disp, group)
+        scan.artifacts.append(man)
+        base = os.path.dirname(path)
+        for rel in listed:
+            target = os.path.join(base, rel)
+            real = os.path.realpath(target)
+            if real in read or not os.path.isfile(real):
+                continue
+            kind = _classify(os.path.basename(rel), real)
+            shown = os.path.join(os.path.dirname(disp), rel)
+            art = (readers.read_gguf(real, shown) if kind == "gguf"
+                   else readers.read_safetensors(real, shown, declared, role))
+            art.group = group
+            scan.artifacts.append(art)
+            read.add(real)
+
+
+def collect(paths: list[str], deep: bool = False) -> ScanInput:
+    """Read everything under ``paths`` (files, directories, manifests)."""
+    scan = ScanInput(roots=list(paths), deep=deep)
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError as exc:
+            scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: {exc.strerror or exc}",
+                                      detail={"path": p, "missing": True}))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            w = Walker(p, scan.skipped, p)
+            w.walk(w.root, "")
+            for rel in sorted(w.dirs):
+                _read_dir(w.dirs[rel], scan, os.path.join(p, rel) if rel else p)
+            continue
+        name = os.path.basename(p)
+        d = _Dir(rel="")
+        if not stat.S_ISREG(st.st_mode):
+            scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: not a regular file (FIFO, "
+                                      "socket or device); skipped", detail={"path": p}))
+            continue
+        kind = _classify(name, p)
+        if kind in ("safetensors", "gguf"):
+            d.files.append((p, p, kind))
+        elif kind == "index":
+            d.indexes.append((p, p))
+            # an index's shards live beside it: that directory is the tree
+            parent = os.path.dirname(p) or "."
+            w = Walker(parent, scan.skipped, parent)
+            w.walk(w.root, "")
+            top = w.dirs.get("", _Dir(""))
+            d.files = [f for f in top.files]
+            d.names = top.names
+            d.configs = top.configs
+        elif kind == "manifest":
+            d.manifests.append((p, p))
+        elif kind == "config":
+            continue
+        else:
+            scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: neither safetensors, GGUF, an "
+                                      "index nor a manifest", detail={"path": p}))
+            continue
+        _read_dir(d, scan, os.path.dirname(p) or ".")
+    return scan
+
+
+def iter_quantized(scan: ScanInput) -> Iterator[tuple[Artifact, object]]:
+    for a in scan.artifacts:
+        for q in a.quantized:
+            yield a, q

@@ -1,0 +1,95 @@
+"""Rich text rendering: a summary table per artifact, then findings grouped
+by severity with their explanations and explain diffs.  No colour when
+NO_COLOR is set or stdout is not a terminal (rich decides both)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..rules.kinds import SEVERITIES
+from .model import Report, artifact_summary
+
+STYLE = {"structural": "bold red", "disagreement": "bold yellow", "warning": "yellow",
+         "info": "dim"}
+TITLE = {"structural": "Structural", "disagreement": "Disagreements", "warning": "Warnings",
+         "info": "Information"}
+
+
+def _grades(s: dict[str, Any]) -> str:
+    parts = []
+    for g in s["grades"][:6]:
+        label = (g["name"] or g["grade"]).removeprefix("GRADE_")
+        parts.append(f"{label} x{g['count']}")
+    if len(s["grades"]) > 6:
+        parts.append(f"+{len(s['grades']) - 6} more")
+    if s.get("declared_mix"):
+        parts.append(f"(declared mix {s['declared_mix']})")
+    return ", ".join(parts) or "-"
+
+
+def render(report: Report, console: Console, policy: str = "graded") -> None:
+    table = Table(title="Artifacts", show_lines=False, expand=False)
+    for col in ("file", "format", "tensors", "quantised", "grades", "descriptor sources"):
+        table.add_column(col, overflow="fold")
+    for a in report.artifacts:
+        if a.format == "config" and a.parsed:
+            continue
+        s = artifact_summary(a)
+        src = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "-"
+        fmt_ = a.format if a.parsed else f"{a.format} (unparsed)"
+        table.add_row(Text(a.path), fmt_, str(s["n_tensors"]), str(s["n_quantized"]),
+                      Text(_grades(s)), src)
+    console.print(table)
+    for m in report.messages:
+        console.print(Text(f"note: {m}", style="dim"))
+    groups = report.by_severity()
+    for sev in SEVERITIES:
+        items = groups[sev]
+        if not items:
+            continue
+        console.print()
+        console.print(Text(f"{TITLE[sev]} ({len(items)})", style=STYLE[sev]))
+        for f in items:
+            head = Text("  ")
+            head.append(f"{f.kind}", style=STYLE[sev])
+            head.append(f"  {f.path}")
+            if f.tensor:
+                head.append(f" :: {f.tensor}")
+            console.print(head)
+            console.print(Text(f"    {f.message}"))
+            cause = f.detail.get("likeliest_cause")
+            if cause and "Likeliest cause" not in f.message:
+                console.print(Text(f"    Likeliest cause: {cause}", style="italic"))
+            fix = f.detail.get("suggested_fix")
+            if fix:
+                console.print(Text(f"    Fix: {fix}", style="dim"))
+            ex = f.detail.get("explain")
+            if isinstance(ex, dict):
+                _explain(console, ex)
+    if report.skipped:
+        console.print()
+        console.print(Text(f"Skipped ({len(report.skipped)})", style="dim"))
+        for s in report.skipped[:20]:
+            console.print(Text(f"  {s['reason']}", style="dim"))
+    codes = report.exit_codes
+    console.print()
+    n = sum(1 for f in report.findings if f.counts)
+    console.print(Text(f"{n} finding(s); exit {codes[policy]} ({policy} policy; graded "
+                       f"{codes['graded']}, simple {codes['simple']})"))
+
+
+def _explain(console: Console, ex: dict[str, Any]) -> None:
+    rows = [r for r in ex.get("fields", []) if not r["same"]]
+    if not rows:
+        return
+    t = Table(show_header=True, box=None, padding=(0, 1), pad_edge=False)
+    t.add_column("    field", style="bold")
+    t.add_column(ex["a"]["label"], overflow="fold")
+    t.add_column(ex["b"]["label"], overflow="fold")
+    for r in rows:
+        t.add_row(f"    {r['field']}", r["a"], r["b"])
+    console.print(t)

@@ -1,0 +1,122 @@
+"""gid disagreement: the same operand described differently by two files,
+tools or revisions, with the field-by-field explain diff (§7.5, §13.2);
+and a grit-manifest.json checked against what is on disk now.
+
+Tensors are grouped by role, then by gid (hashing, never pairwise), and
+roles that disagree in the same way between the same two files are
+reported together with one diff."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..codec.base32 import encode as b32
+from ..codec.explain import Operand, explain
+from ..codec.fingerprint import gid
+from ..codec.grade import Grade, registry
+from ..model import Artifact, QTensor, Source
+from .finding import Finding
+
+
+def _operand(a: Artifact, q: QTensor, grade: Grade | None = None) -> Operand:
+    return Operand(f"{a.path}::{q.name}", q.desc, grade or q.grade, tuple(q.shape),  # type: ignore[arg-type]
+                   layouts=q.layouts)
+
+
+def _gid(q: QTensor) -> bytes | None:
+    if q.desc is None or q.grade is None:
+        return None
+    return gid(q.grade, q.desc, q.shape)
+
+
+def gid_disagreement(arts: list[Artifact]) -> list[Finding]:
+    by_role: dict[str, dict[bytes, list[tuple[Artifact, QTensor]]]] = defaultdict(
+        lambda: defaultdict(list))
+    for a in arts:
+        if a.format not in ("safetensors", "gguf"):
+            continue
+        for q in a.quantized:
+            g = _gid(q)
+            if g is not None and q.source != Source.MANIFEST:
+                by_role[q.role][g].append((a, q))
+    patterns: dict[tuple, list[tuple[str, Artifact, QTensor, Artifact, QTensor]]] = defaultdict(
+        list)
+    for role, gids in by_role.items():
+        if len(gids) < 2:
+            continue
+        groups = sorted(gids.values(), key=lambda v: (v[0][0].path, v[0][1].name))
+        (a1, q1), (a2, q2) = groups[0][0], groups[1][0]
+        if a1.abs_path == a2.abs_path:
+            continue  # one file repeating a role is an index matter, not a tool disagreement
+        ex = explain(_operand(a1, q1), _operand(a2, q2))
+        key = (a1.path, a2.path, ex.differences)
+        patterns[key].append((role, a1, q1, a2, q2))
+    out = []
+    for (p1, p2, diffs), items in sorted(patterns.items(), key=lambda kv: kv[0][:2]):
+        role, a1, q1, a2, q2 = items[0]
+        ex = explain(_operand(a1, q1), _operand(a2, q2))
+        roles = [r for r, *_ in items]
+        msg = (f"{len(roles)} operand(s) described differently by {p1} and {p2} "
+               f"(e.g. {role}): {ex.verdict}")
+        out.append(Finding(
+            "gid_disagreement", a1.path, msg, q1.name,
+            {"roles": roles[:50], "count": len(roles), "other_path": p2, "other_tensor": q2.name,
+             "differences": list(diffs), "explain": ex.to_json(),
+             "likeliest_cause": _cause(diffs, ex.decode_equivalent),
+             "suggested_fix": f"grit explain '{p1}::{q1.name}' '{p2}::{q2.name}'"}))
+    return out
+
+
+def _cause(diffs: tuple[str, ...], decode_eq: bool) -> str:
+    s = set(diffs)
+    if decode_eq:
+        return "the grades differ only on encode: the bytes are interchangeable (supersedes)"
+    if "k0" in s:
+        return "the two tools used different group sizes"
+    if "elem" in s:
+        return "the element format differs (for example a type-code mix-up)"
+    if s & {"placement_data", "placement_scale", "placement_meta"} and not s & {
+            "k0", "elem", "scale0"}:
+        return "the same numbers in different physical layouts: a relayout, not a bug, if " \
+               "both tools read their own layout"
+    if "shape" in s:
+        return "the shapes differ (a transposed or reshaped export)"
+    return "the numeric contracts differ"
+
+
+def manifest_changes(arts: list[Artifact]) -> list[Finding]:
+    """grit-manifest.json against the files it lists."""
+    out = []
+    by_path = {a.abs_path: a for a in arts if a.format in ("safetensors", "gguf")}
+    import os
+
+    for man in arts:
+        if man.format != "grit-manifest" or not man.parsed:
+            continue
+        base = os.path.dirname(man.abs_path)
+        for q in man.quantized:
+            rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
+            art = by_path.get(os.path.realpath(os.path.join(base, rel)))
+            if art is None:
+                continue  # the reader already reported the file as gone
+            cur = next((c for c in art.quantized if c.name == q.name), None)
+            if cur is None or cur.desc is None:
+                out.append(Finding("gid_disagreement", art.path,
+                                   f"{q.name}: in the manifest but no longer a described tensor "
+                                   f"in {art.path}", q.name, {"manifest": man.path}))
+                continue
+            g_now = _gid(cur)
+            if q.expected_gid is not None and g_now is not None and g_now != q.expected_gid:
+                reg = registry([cur.grade] if cur.grade else [])
+                old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id),  # type: ignore[arg-type]
+                              tuple(q.shape))
+                ex = explain(old, _operand(art, cur))
+                out.append(Finding(
+                    "gid_disagreement", art.path,
+                    f"{q.name}: gid changed since {man.path} was written "
+                    f"({b32(q.expected_gid)} -> {b32(g_now)}): {ex.verdict}", q.name,
+                    {"manifest": man.path, "expected": b32(q.expected_gid), "actual": b32(g_now),
+                     "explain": ex.to_json()}))
+            if q.expected_digest is not None and cur.expected_digest is None:
+                cur.expected_digest = q.expected_digest  # --deep verifies it
+    return out
