@@ -4,7 +4,7 @@ __version__ = "0.1.0"
 
 
 def scan(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """grit_scan.scan(paths, deep=False) -> Report (see grit_scan.scan.scan)."""
-    from .scan import scan as _scan
+    """grit_scan.scan(paths, deep=False) -> Report (see grit_scan.api.scan)."""
+    from .api import scan as _scan
 
     return _scan(*args, **kwargs)

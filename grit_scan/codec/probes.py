@@ -19,6 +19,7 @@ from .layout import geometry
 from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE
 
 SAMPLES = 64
+MIN_RANGE_SAMPLE = 32  # fewer groups than this can share one exponent by chance
 E8M0 = fmt.FORMAT_TOKENS["e8m0"]
 
 
@@ -45,7 +46,7 @@ def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryvi
     if nan:
         warnings.append(f"{nan} of {groups.size} sampled level-0 scales are NaN: those groups "
                         "decode to NaN (poisoned)")
-    if d.scale0 == E8M0 and groups.size > 1 and np.unique(s_codes).size == 1:
+    if d.scale0 == E8M0 and groups.size >= MIN_RANGE_SAMPLE and np.unique(s_codes).size == 1:
         warnings.append(f"all {groups.size} sampled E8M0 scales are code {int(s_codes[0])}: "
                         "no dynamic range (a constant-filled scale plane, or not E8M0 at all?)")
     ef = fmt.unpack(d.elem)

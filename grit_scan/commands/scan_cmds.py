@@ -10,13 +10,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from ..api import scan
 from ..cli import UsageError, app, debug_enabled
 from ..codec.base32 import encode as b32
 from ..codec.errors import GritError
 from ..codec.fingerprint import gid
 from ..report import sarif, text
 from ..report.model import Report
-from ..scan import scan
 from .common import emit_json
 
 

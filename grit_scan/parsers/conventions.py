@@ -228,8 +228,8 @@ def _fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str]) -> None:
 
 def _not(ctx: Ctx, mod: str, name: str, shape: tuple[int, ...], convention: str,
          clause: str, reason: str, names: list[str], grade: Grade | None = None,
-         **detail: object) -> QTensor:
-    q = _q(ctx, mod, name, shape, grade, convention)
+         group_axis: int = -1, **detail: object) -> QTensor:
+    q = _q(ctx, mod, name, shape, grade, convention, group_axis)
     q.source = Source.NONE if grade is None else Source.INFERRED
     q.reason = reason
     q.notes.append(reason)
@@ -317,7 +317,7 @@ def _gptq_awq(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
     if predicted is not None:
         reason += f": GRIT predicts {predicted:,} zero-point bytes, the file holds {present:,}"
     q = _not(ctx, mod, mod + ".weight", shape, convention, "§0.3(d)", reason, names, grade,
-             **detail)
+             group_axis=0, **detail)
     q.planes = [ctx.ref(qw), ctx.ref(sc), None, ctx.ref(qz) if qz else None]
     if convention == "awq":
         q.notes.append("AWQ's [0,2,4,6,1,3,5,7] nibble interleave is the placement "

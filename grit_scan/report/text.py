@@ -83,13 +83,17 @@ def render(report: Report, console: Console, policy: str = "graded") -> None:
 
 
 def _explain(console: Console, ex: dict[str, Any]) -> None:
+    """The differing fields of an explain diff, one per line: A -> B."""
     rows = [r for r in ex.get("fields", []) if not r["same"]]
     if not rows:
         return
-    t = Table(show_header=True, box=None, padding=(0, 1), pad_edge=False)
-    t.add_column("    field", style="bold")
-    t.add_column(ex["a"]["label"], overflow="fold")
-    t.add_column(ex["b"]["label"], overflow="fold")
+    console.print(Text(f"    A = {ex['a']['label']}", style="dim"))
+    console.print(Text(f"    B = {ex['b']['label']}", style="dim"))
     for r in rows:
-        t.add_row(f"    {r['field']}", r["a"], r["b"])
-    console.print(t)
+        tail = "   (note: not hashed)" if not r.get("hashed", True) else ""
+        line = Text(f"      {r['field']:<18} ")
+        line.append(r["a"])
+        line.append("  ->  ", style="dim")
+        line.append(r["b"])
+        line.append(tail, style="dim")
+        console.print(line)

@@ -48,13 +48,13 @@ def _bits_group(q: QTensor) -> tuple[int | None, int | None]:
 def _expected_conventions(dec: dict[str, Any]) -> tuple[str, tuple[str, ...]] | None:
     fmt_ = dec.get("format")
     if isinstance(fmt_, str) and fmt_ in FORMAT_CONVENTIONS:
-        return f"format {fmt_}", FORMAT_CONVENTIONS[fmt_]
+        return fmt_, FORMAT_CONVENTIONS[fmt_]
     algo = dec.get("quant_algo")
     if isinstance(algo, str) and algo in ALGO_CONVENTIONS:
-        return f"quant_algo {algo}", ALGO_CONVENTIONS[algo]
+        return algo, ALGO_CONVENTIONS[algo]
     m = dec.get("method")
     if isinstance(m, str) and m in METHOD_CONVENTIONS:
-        return f"quant_method {m}", METHOD_CONVENTIONS[m]
+        return m, METHOD_CONVENTIONS[m]
     return None
 
 

@@ -28,6 +28,7 @@ from ..codec.probes import probe
 from ..codec.tables import F_SPARSE, SP_META_BITS, SPORDER_ASC_LSB
 from ..model import Artifact, PlaneRef, QTensor, Source
 from ..parsers.fileio import ReadError, SafeFile
+from .descriptors import check_tensor
 from .finding import Finding
 
 CHUNK = 1 << 20
@@ -114,7 +115,9 @@ def _sample(f: SafeFile, q: QTensor) -> tuple[list[int], list[int], bytes] | Non
         return None
     if d.n_levels == 2 and d.k1 and (g.inner // d.k0) % d.k1:
         return None
-    rows = sorted(set(np.linspace(0, g.outer - 1, min(SAMPLE_ROWS, g.outer)).round()
+    per_row = max(1, g.planes[1].units // g.outer)  # level-0 groups per row
+    want = max(SAMPLE_ROWS, -(-64 // per_row))  # enough rows for min(64, n_groups0) groups
+    rows = sorted(set(np.linspace(0, g.outer - 1, min(want, g.outer)).round()
                       .astype(int).tolist()))
     sizes, aos = stored_sizes(d, shape, q.layouts)
     parts: list[bytes] = []
@@ -147,11 +150,15 @@ def _sample(f: SafeFile, q: QTensor) -> tuple[list[int], list[int], bytes] | Non
     return rows, [len(rows), g.inner], b"".join(planes_out)
 
 
-def deep_tensor(f: SafeFile, art: Artifact, q: QTensor) -> list[Finding]:
+def deep_tensor(f: SafeFile, art: Artifact, q: QTensor,
+                nbytes: dict[str, int] | None = None) -> list[Finding]:
+    """Level 2 and 3 for one tensor whose structure already checked out."""
     out: list[Finding] = []
     d = q.desc
-    if d is None or q.source in (Source.NONE, Source.MANIFEST):
+    if d is None or q.reason is not None or q.source in (Source.NONE, Source.MANIFEST):
         return out
+    if check_tensor(art, q, nbytes or {t.name: t.nbytes for t in art.tensors}):
+        return out  # a structural finding already explains this tensor's bytes
     grades = registry([q.grade] if q.grade is not None else [])
     if d.grade_id not in grades:
         return out
@@ -203,7 +210,8 @@ def _divergence(art: Artifact, q: QTensor, sd, sub_shape, payload, rows,  # type
         return []
     raw = np.frombuffer(payload, np.uint8).reshape(sub_shape[0], -1)
     try:
-        theirs = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(ttype))
+        with np.errstate(all="ignore"):
+            theirs = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(ttype))
     except Exception:  # noqa: BLE001 - a reference decoder failing is not our finding
         return []
     ours = decode(sd, sub_shape, payload, grades=grades, layouts=q.layouts)
@@ -230,10 +238,16 @@ def deep_artifact(art: Artifact) -> list[Finding]:
     if not art.parsed or art.format not in ("safetensors", "gguf"):
         return []
     out: list[Finding] = []
+    nbytes = {t.name: t.nbytes for t in art.tensors}
     try:
         with SafeFile(art.abs_path) as f:
             for q in art.quantized:
-                out.extend(deep_tensor(f, art, q))
+                try:
+                    out.extend(deep_tensor(f, art, q, nbytes))
+                except (GritError, ValueError) as exc:
+                    if isinstance(exc, ReadError):
+                        raise
+                    continue  # the structural rules already report what is wrong
     except ReadError as exc:
         out.append(Finding("file_unparseable", art.path, f"--deep could not read it: {exc}"))
     return out

@@ -30,8 +30,8 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: dict[str, int]) -> l
     """§7.3 steps 1-4 against the on-disk plane lengths.  ``declared_bytes``
     maps stored tensor names to the bytes their header entry claims."""
     d = q.desc
-    if d is None or q.source in (Source.NONE, Source.MANIFEST):
-        return []
+    if d is None or q.reason is not None or q.source in (Source.NONE, Source.MANIFEST):
+        return []  # not representable: the not_representable finding explains the bytes
     grades = registry([q.grade] if q.grade is not None else [])
     shape = list(q.shape)
     # steps 1-3 and the equations themselves, on the descriptor alone
@@ -138,7 +138,7 @@ def provenance(art: Artifact) -> list[Finding]:
     assumed: dict[int, list[str]] = defaultdict(list)
     grades = {}
     for q in art.quantized:
-        if q.desc is None or q.source in (Source.NONE, Source.MANIFEST):
+        if q.desc is None or q.reason is not None or q.source in (Source.NONE, Source.MANIFEST):
             continue
         if q.source in (Source.INFERRED, Source.GGML_TYPE):
             inferred[q.convention or "?"].append(q.name)

@@ -39,31 +39,40 @@ def gid_disagreement(arts: list[Artifact]) -> list[Finding]:
             g = _gid(q)
             if g is not None and q.source != Source.MANIFEST:
                 by_role[q.role][g].append((a, q))
-    patterns: dict[tuple, list[tuple[str, Artifact, QTensor, Artifact, QTensor]]] = defaultdict(
-        list)
+    patterns: dict[tuple, list[tuple[str, list, list]]] = defaultdict(list)
     for role, gids in by_role.items():
         if len(gids) < 2:
             continue
-        groups = sorted(gids.values(), key=lambda v: (v[0][0].path, v[0][1].name))
+        # the most common description first: the odd one out is the news
+        groups = sorted(gids.values(), key=lambda v: (-len(v), v[0][0].path, v[0][1].name))
         (a1, q1), (a2, q2) = groups[0][0], groups[1][0]
         if a1.abs_path == a2.abs_path:
             continue  # one file repeating a role is an index matter, not a tool disagreement
         ex = explain(_operand(a1, q1), _operand(a2, q2))
-        key = (a1.path, a2.path, ex.differences)
-        patterns[key].append((role, a1, q1, a2, q2))
+        side_a = sorted({a.path for a, _ in groups[0]})
+        side_b = sorted({a.path for g in groups[1:] for a, _ in g})
+        key = (tuple(side_a), tuple(side_b), ex.differences)
+        patterns[key].append((role, groups[0], groups[1]))
     out = []
-    for (p1, p2, diffs), items in sorted(patterns.items(), key=lambda kv: kv[0][:2]):
-        role, a1, q1, a2, q2 = items[0]
+    for (side_a, side_b, diffs), items in sorted(patterns.items(), key=lambda kv: kv[0][:2]):
+        role, ga, gb = items[0]
+        (a1, q1), (a2, q2) = ga[0], gb[0]
         ex = explain(_operand(a1, q1), _operand(a2, q2))
         roles = [r for r, *_ in items]
-        msg = (f"{len(roles)} operand(s) described differently by {p1} and {p2} "
-               f"(e.g. {role}): {ex.verdict}")
+
+        def names(paths: tuple[str, ...]) -> str:
+            return ", ".join(paths[:2]) + (f" and {len(paths) - 2} more" if len(paths) > 2
+                                           else "")
+
+        msg = (f"{len(roles)} operand(s) described differently: {names(side_b)} disagrees "
+               f"with {names(side_a)} (e.g. {role}): {ex.verdict}")
         out.append(Finding(
-            "gid_disagreement", a1.path, msg, q1.name,
-            {"roles": roles[:50], "count": len(roles), "other_path": p2, "other_tensor": q2.name,
+            "gid_disagreement", a2.path, msg, q2.name,
+            {"roles": roles[:50], "count": len(roles), "paths": list(side_b),
+             "agreeing_paths": list(side_a), "other_tensor": q1.name,
              "differences": list(diffs), "explain": ex.to_json(),
              "likeliest_cause": _cause(diffs, ex.decode_equivalent),
-             "suggested_fix": f"grit explain '{p1}::{q1.name}' '{p2}::{q2.name}'"}))
+             "suggested_fix": f"grit explain '{a1.path}::{q1.name}' '{a2.path}::{q2.name}'"}))
     return out
 
 
