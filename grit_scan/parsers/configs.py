@@ -79,6 +79,19 @@ def from_config(obj: Any) -> Declared | None:
     return _normalise(qc, where)
 
 
+def remote_code(obj: Any) -> list[str]:
+    """auto_map entries that name another repository (``org/repo--module.Class``)."""
+    am = obj.get("auto_map") if isinstance(obj, dict) else None
+    if not isinstance(am, dict):
+        return []
+    refs = []
+    for v in am.values():
+        for ref in (v if isinstance(v, list) else [v]):
+            if isinstance(ref, str) and "--" in ref:
+                refs.append(ref)
+    return refs
+
+
 def model_info(obj: Any) -> dict[str, Any]:
     """model_type, layer count and architecture name from config.json."""
     out: dict[str, Any] = {}

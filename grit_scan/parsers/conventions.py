@@ -32,9 +32,19 @@ UNQUANTISED = {"F32", "F16", "BF16", "F64"}
 FP8 = {"F8_E4M3", "F8_E5M2"}
 
 
+_DOT_SUFFIXES = {s for s in SUFFIXES if s.startswith(".")}
+_US_SUFFIXES = tuple(s for s in SUFFIXES if not s.startswith("."))
+_MAX_DOTS = max(s.count(".") for s in _DOT_SUFFIXES)
+
+
 def split_name(name: str) -> tuple[str, str]:
-    """(module, suffix) of a stored tensor name."""
-    for s in SUFFIXES:
+    """(module, suffix) of a stored tensor name: the longest known suffix."""
+    parts = name.split(".")
+    for k in range(min(_MAX_DOTS, len(parts) - 1), 0, -1):
+        suf = "." + ".".join(parts[-k:])
+        if suf in _DOT_SUFFIXES and len(name) > len(suf):
+            return name[: -len(suf)], suf
+    for s in _US_SUFFIXES:
         if name.endswith(s) and len(name) > len(s):
             return name[: -len(s)], s
     return name, ""

@@ -27,7 +27,8 @@ MAX_ALIGNMENT = 1 << 20
 MAX_STRING = 1 << 30
 MAX_NAME = 64
 KEEP_STRING = 1 << 16  # string values longer than this are skipped, not kept
-WINDOW = 1 << 22
+WINDOW_START = 1 << 12  # the read-ahead window starts small and doubles, so a scan
+WINDOW_MAX = 1 << 22  # reads the header plus at most as much again, never the tensors
 
 # value type -> (struct format, size); 8 = string, 9 = array
 SCALARS: dict[int, tuple[str, int]] = {
@@ -71,6 +72,12 @@ class _Reader:
         self.pos = 0
         self.win_start = 0
         self.win = b""
+        self.next_window = WINDOW_START
+
+    def _refill(self, need: int) -> None:
+        self.win_start = self.pos
+        self.win = self.f.read(self.pos, max(need, self.next_window))
+        self.next_window = min(WINDOW_MAX, self.next_window * 2)
 
     def remaining(self) -> int:
         return self.f.size - self.pos
@@ -81,8 +88,7 @@ class _Reader:
                              f"{self.remaining()} remain (truncated header?)")
         off = self.pos - self.win_start
         if off < 0 or off + n > len(self.win):
-            self.win_start = self.pos
-            self.win = self.f.read(self.pos, max(n, WINDOW))
+            self._refill(n)
             off = 0
         self.pos += n
         return self.win[off : off + n]
@@ -122,8 +128,7 @@ class _Reader:
                 raise ParseError(f"{what}: string {i} of {count} runs past the end of the file")
             off = self.pos - self.win_start
             if off < 0 or off + 8 > len(self.win):
-                self.win_start = self.pos
-                self.win = self.f.read(self.pos, WINDOW)
+                self._refill(8)
                 off = 0
             (n,) = struct.unpack_from("<Q", self.win, off)
             if n > MAX_STRING or n > self.remaining() - 8:
@@ -132,10 +137,23 @@ class _Reader:
             self.pos += 8 + n
 
 
+# Well-known keys whose type consumers trust (llama.cpp#26690: a type-confused
+# tokenizer array crashed a consumer); a different type is refused.
+KNOWN_TYPES: dict[str, tuple[int, int | None]] = {
+    "general.architecture": (8, None), "general.name": (8, None),
+    "general.file_type": (4, None), "general.quantization_version": (4, None),
+    "split.no": (2, None), "split.count": (2, None), "split.tensors.count": (5, None),
+    "tokenizer.ggml.tokens": (9, 8), "tokenizer.ggml.scores": (9, 6),
+    "tokenizer.ggml.token_type": (9, 5), "tokenizer.ggml.merges": (9, 8),
+}
+
+
 def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
     if vtype in SCALARS:
         fmt_, size = SCALARS[vtype]
         v = struct.unpack(fmt_, r.take(size, f"value of {key!r}"))[0]
+        if vtype == 7 and v not in (0, 1):
+            raise ParseError(f"{key!r}: a bool must be 0 or 1; got {v}")
         return bool(v) if vtype == 7 else v
     if vtype == 8:
         return r.string(f"string value of {key!r}")
@@ -199,6 +217,14 @@ def read_header(f: SafeFile, art: Artifact) -> GgufHeader:
         vtype = r.u32(f"type of {key!r}")
         h.kv[key] = _value(r, vtype, key)
         h.kv_types[key] = vtype
+        want = KNOWN_TYPES.get(key)
+        if want is not None:
+            et = h.kv[key].elem_type if isinstance(h.kv[key], ArrayInfo) else None
+            if vtype != want[0] or (want[1] is not None and et != want[1]):
+                got = TYPE_NAMES.get(vtype, str(vtype)) + (
+                    f" of {TYPE_NAMES.get(et, et)}" if et is not None else "")
+                need = TYPE_NAMES[want[0]] + (f" of {TYPE_NAMES[want[1]]}" if want[1] else "")
+                raise ParseError(f"{key!r} is {got}; it must be {need} (type confusion)")
     if "general.alignment" in h.kv:
         a = h.kv["general.alignment"]
         if h.kv_types["general.alignment"] != 4 or not isinstance(a, int) or a <= 0 or (

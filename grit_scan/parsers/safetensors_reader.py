@@ -22,6 +22,8 @@ from ..model import Artifact, IssueCode, StoredTensor
 from .fileio import SafeFile
 
 MAX_HEADER = 100_000_000
+MAX_TENSORS = 100_000  # per file: real shards hold hundreds; more is a time-exhaustion header
+MAX_JSON_ITEMS = 4_000_000  # commas and brackets: bounds the objects json.loads would build
 U64 = 1 << 64
 
 # safetensors 0.8 dtypes and their widths in bits (names are case-sensitive)
@@ -69,18 +71,34 @@ def read_header(f: SafeFile, art: Artifact) -> Header:
         raise ParseError(f"header is not valid UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
         raise ParseError("header starts with a byte-order mark, which is not JSON")
+    n_offsets = text.count('"data_offsets"')
+    if n_offsets > MAX_TENSORS:
+        raise ParseError(f"header lists about {n_offsets:,} tensors; this scanner's per-file "
+                         f"limit is {MAX_TENSORS:,} (a header built to exhaust time?)")
+    if text.count(",") + text.count("[") > MAX_JSON_ITEMS:
+        raise ParseError(f"header JSON has more than {MAX_JSON_ITEMS:,} items; refused before "
+                         "parsing (memory budget)")
     dups: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in items:
-            if k in out:
-                dups.append(k)
-            out[k] = v  # the reference keeps the last one
+        out = dict(items)  # the reference keeps the last one, as dict() does
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for k, _ in items:
+                if k in seen:
+                    dups.append(k)
+                seen.add(k)
         return out
 
     try:
-        obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+        obj = json.loads(text, parse_constant=_reject_constant)
+        # Fast path: plain dicts.  Every tensor entry has one data_offsets key,
+        # so more occurrences than entries means a repeated key somewhere:
+        # re-parse with the hook that names it (the reference keeps the last).
+        n_entries = len(obj) - ("__metadata__" in obj) if isinstance(obj, dict) else 0
+        if isinstance(obj, dict) and (text.count('"data_offsets"') > n_entries
+                                      or text.count('"__metadata__"') > 1):
+            obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise ParseError(f"header is not JSON: {exc.msg} at character {exc.pos}") from None
     except RecursionError:
@@ -120,7 +138,7 @@ def read_header(f: SafeFile, art: Artifact) -> Header:
 
 
 def _is_uint(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < U64
+    return type(x) is int and 0 <= x < U64
 
 
 def _entry(name: str, entry: Any, data_start: int, region: int,
@@ -128,31 +146,35 @@ def _entry(name: str, entry: Any, data_start: int, region: int,
     def bad(msg: str, **kw: Any) -> None:
         art.issue(IssueCode.BAD_TENSOR, f"tensor {name!r}: {msg}", tensor=name, **kw)
 
-    if not isinstance(entry, dict):
+    if type(entry) is not dict:
         bad("its header entry is not an object")
         return None
     dtype, shape, offs = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+    width = DTYPE_BITS.get(dtype) if type(dtype) is str else None
+    if width is None:
         bad(f"unsupported dtype {dtype!r} (dtypes are case-sensitive: "
             f"{', '.join(sorted(DTYPE_BITS))})")
         return None
-    if not isinstance(shape, list) or not all(_is_uint(x) for x in shape):
+    if type(shape) is not list:
         bad(f"shape {shape!r} is not a list of non-negative integers below 2^64")
         return None
-    if (not isinstance(offs, list) or len(offs) != 2 or not all(_is_uint(x) for x in offs)):
+    numel = 1
+    for d in shape:
+        if type(d) is not int or d < 0 or d >= U64:
+            bad(f"shape {shape!r} is not a list of non-negative integers below 2^64")
+            return None
+        numel *= d
+    if numel >= U64:
+        bad(f"shape {shape} overflows 64-bit arithmetic", expected="< 2^64")
+        return None
+    if type(offs) is not list or len(offs) != 2 or not (_is_uint(offs[0]) and _is_uint(offs[1])):
         bad(f"data_offsets {offs!r} are not two non-negative integers below 2^64")
         return None
     start, end = offs
     if end < start:
         bad(f"data_offsets end {end} is before start {start}")
         return None
-    numel = 1
-    for d in shape:
-        numel *= d
-        if numel >= U64:
-            bad(f"shape {shape} overflows 64-bit arithmetic", expected="< 2^64")
-            return None
-    bits = numel * DTYPE_BITS[dtype]
+    bits = numel * width
     if bits % 8:
         bad(f"{numel} {dtype} values are {bits} bits, not a whole number of bytes")
         return None

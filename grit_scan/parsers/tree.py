@@ -176,6 +176,12 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[configs.Declared | 
         if name == "config.json":
             info = configs.model_info(obj)
             dec = configs.from_config(obj)
+            for ref in configs.remote_code(obj):
+                art.issue(IssueCode.PATH_ESCAPE,
+                          f"auto_map loads {ref!r}: code from another repository, outside the "
+                          "scanned tree (trust_remote_code would fetch and run it)", path=ref)
+            if art.issues and art not in arts:
+                arts.append(art)
         elif name == "quantize_config.json":
             dec = configs.from_quantize_config(obj)
         else:

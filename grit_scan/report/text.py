@@ -13,6 +13,15 @@ from rich.text import Text
 from ..rules.kinds import SEVERITIES
 from .model import Report, artifact_summary
 
+
+def clean(s: str) -> str:
+    """Control characters (ANSI escapes, NUL, newlines) in names from files
+    are shown escaped, never sent to the terminal."""
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
+
 STYLE = {"structural": "bold red", "disagreement": "bold yellow", "warning": "yellow",
          "info": "dim"}
 TITLE = {"structural": "Structural", "disagreement": "Disagreements", "warning": "Warnings",
@@ -41,8 +50,8 @@ def render(report: Report, console: Console, policy: str = "graded") -> None:
         s = artifact_summary(a)
         src = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "-"
         fmt_ = a.format if a.parsed else f"{a.format} (unparsed)"
-        table.add_row(Text(a.path), fmt_, str(s["n_tensors"]), str(s["n_quantized"]),
-                      Text(_grades(s)), src)
+        table.add_row(Text(clean(a.path)), fmt_, str(s["n_tensors"]), str(s["n_quantized"]),
+                      Text(clean(_grades(s))), src)
     console.print(table)
     for m in report.messages:
         console.print(Text(f"note: {m}", style="dim"))
@@ -56,11 +65,11 @@ def render(report: Report, console: Console, policy: str = "graded") -> None:
         for f in items:
             head = Text("  ")
             head.append(f"{f.kind}", style=STYLE[sev])
-            head.append(f"  {f.path}")
+            head.append(f"  {clean(f.path)}")
             if f.tensor:
-                head.append(f" :: {f.tensor}")
+                head.append(f" :: {clean(f.tensor)}")
             console.print(head)
-            console.print(Text(f"    {f.message}"))
+            console.print(Text(f"    {clean(f.message)}"))
             cause = f.detail.get("likeliest_cause")
             if cause and "Likeliest cause" not in f.message:
                 console.print(Text(f"    Likeliest cause: {cause}", style="italic"))
@@ -74,7 +83,7 @@ def render(report: Report, console: Console, policy: str = "graded") -> None:
         console.print()
         console.print(Text(f"Skipped ({len(report.skipped)})", style="dim"))
         for s in report.skipped[:20]:
-            console.print(Text(f"  {s['reason']}", style="dim"))
+            console.print(Text(f"  {clean(s['reason'])}", style="dim"))
     codes = report.exit_codes
     console.print()
     n = sum(1 for f in report.findings if f.counts)
@@ -87,8 +96,8 @@ def _explain(console: Console, ex: dict[str, Any]) -> None:
     rows = [r for r in ex.get("fields", []) if not r["same"]]
     if not rows:
         return
-    console.print(Text(f"    A = {ex['a']['label']}", style="dim"))
-    console.print(Text(f"    B = {ex['b']['label']}", style="dim"))
+    console.print(Text(f"    A = {clean(ex['a']['label'])}", style="dim"))
+    console.print(Text(f"    B = {clean(ex['b']['label'])}", style="dim"))
     for r in rows:
         tail = "   (note: not hashed)" if not r.get("hashed", True) else ""
         line = Text(f"      {r['field']:<18} ")

@@ -1,0 +1,27 @@
+"""Run `grit scan --json` in this process and report rc, time and peak RSS.
+
+Used by the hostile-input tests as a subprocess, so each case's time and
+memory are its own: prints one JSON line {"rc", "seconds", "maxrss_mb",
+"report"} on stdout (the report is the --json document)."""
+
+import io
+import json
+import resource
+import sys
+import time
+from contextlib import redirect_stdout
+
+from grit_scan.cli import main
+
+t0 = time.perf_counter()
+buf = io.StringIO()
+with redirect_stdout(buf):
+    rc = main(["scan", "--json", *sys.argv[1:]])
+elapsed = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+try:
+    report = json.loads(buf.getvalue())
+except ValueError:
+    report = None
+print(json.dumps({"rc": rc, "seconds": elapsed, "maxrss_mb": rss, "report": report,
+                  "stdout": buf.getvalue() if report is None else ""}))

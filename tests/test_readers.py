@@ -1,0 +1,297 @@
+"""Readers: conventions, GRIT headers, GGUF, manifests and trees.
+
+Independent references: transformers' gpt-oss MXFP4 decode (LUT + ldexp)
+and ModelOpt's NVFP4 formula from the research notes; gguf.quants for ggml.
+"""
+
+import json
+import math
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType, GGUFWriter
+
+from grit_scan.codec import grade as G
+from grit_scan.codec.decode import decode
+from grit_scan.codec.encode import encode
+from grit_scan.codec.fingerprint import gid
+from grit_scan.codec.grade import registry
+from grit_scan.commands.tensor_ops import payload_bytes
+from grit_scan.model import IssueCode, Source
+from grit_scan.parsers import fileio, readers
+from grit_scan.parsers.tree import collect
+from grit_scan.writers import (
+    GritTensor,
+    Raw,
+    write_grit_gguf,
+    write_grit_safetensors,
+    write_safetensors,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures"
+F32 = np.float32
+
+
+def art_of(path):
+    s = collect([str(path)])
+    return [a for a in s.artifacts if a.format in ("safetensors", "gguf")]
+
+
+def q_named(arts, name):
+    for a in arts:
+        for q in a.quantized:
+            if q.name == name:
+                return a, q
+    raise KeyError(name)
+
+
+def grit_decode(a, q):
+    return decode(q.desc, list(q.shape), payload_bytes(a, q),
+                  grades=registry([q.grade]), layouts=q.layouts)
+
+
+# ------------------------------------------------------------ conventions
+
+E2M1_LUT = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+            -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def test_gpt_oss_mxfp4_inferred_and_decodes_like_transformers():
+    arts = art_of(FIX / "conventions/gpt-oss-mxfp4")
+    a, q = q_named(arts, "model.layers.0.mlp.experts.gate_up_proj")
+    assert q.source == Source.INFERRED and q.grade.name == "GRADE_MXFP4"
+    assert q.shape == (2, 64, 64) and q.convention == "gpt-oss-mxfp4"
+    with fileio.SafeFile(a.abs_path) as f:
+        blocks = np.frombuffer(f.read(q.planes[0].offset, q.planes[0].length), np.uint8)
+        scales = np.frombuffer(f.read(q.planes[1].offset, q.planes[1].length), np.uint8)
+    lut = np.array(E2M1_LUT, F32)
+    lo, hi = blocks & 0xF, blocks >> 4
+    nib = np.stack([lo, hi], axis=-1).reshape(-1, 32)  # low nibble -> element 2i
+    exp = scales.astype(np.int32) - 127
+    want = np.ldexp(lut[nib], exp[:, None]).astype(F32).reshape(q.shape)
+    got = grit_decode(a, q)
+    assert (got.view(np.uint32) == want.view(np.uint32)).all()
+    assert a.unquantized == {"BF16": 2}
+
+
+def e4m3(codes):
+    out = []
+    for c in codes:
+        c = int(c)
+        s, e, m = c >> 7, (c >> 3) & 15, c & 7
+        if e == 15 and m == 7:
+            out.append(math.nan)
+            continue
+        v = (m / 8) * 2.0**-6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+        out.append(-v if s else v)
+    return np.array(out, F32)
+
+
+def test_modelopt_nvfp4_is_decode_exact():
+    arts = art_of(FIX / "conventions/modelopt-nvfp4")
+    a, q = q_named(arts, "model.layers.0.mlp.down_proj.weight")
+    assert q.grade.name == "GRADE_NVF4" and q.convention == "modelopt-nvfp4"
+    with fileio.SafeFile(a.abs_path) as f:
+        data = np.frombuffer(f.read(q.planes[0].offset, q.planes[0].length), np.uint8)
+        ws = np.frombuffer(f.read(q.planes[1].offset, q.planes[1].length), np.uint8)
+        ws2 = np.frombuffer(f.read(q.planes[2].offset, 4), "<f4")[0]
+    elem = np.array(E2M1_LUT, F32)[np.stack([data & 0xF, data >> 4], -1).reshape(-1)]
+    scale = (e4m3(ws) * ws2).astype(F32)  # weight_scale.f32 * weight_scale_2
+    want = (elem.reshape(-1, 16) * scale[:, None]).astype(F32).reshape(q.shape)
+    got = grit_decode(a, q)
+    assert (got.view(np.uint32) == want.view(np.uint32)).all()
+
+
+def test_ct_nvfp4_records_the_divisor():
+    (a,) = art_of(FIX / "conventions/ct-nvfp4")
+    q = a.quantized[0]
+    assert q.grade.name == "GRADE_NVF4" and q.convention == "compressed-tensors-nvfp4"
+    assert any("divisor" in n for n in q.notes)
+
+
+def test_ct_mxfp4_and_fp8():
+    (a,) = art_of(FIX / "conventions/ct-mxfp4")
+    assert a.quantized[0].grade.name == "GRADE_MXFP4"
+    (t,) = art_of(FIX / "conventions/fp8-per-tensor")
+    q = t.quantized[0]
+    assert q.grade.canonical == "grit1(e=e4m3,k0=32,s0=binary32,esr=ratiomaxabs)"
+    assert q.planes[1].broadcast == 16 and q.convention == "fp8-per-tensor"
+    (c,) = art_of(FIX / "conventions/fp8-per-channel")
+    assert c.quantized[0].planes[1].broadcast == 1
+    assert c.quantized[0].convention == "fp8-per-channel"
+    # decode of the per-tensor scale: every element is code * 0.05
+    got = grit_decode(t, q)
+    codes = np.frombuffer(payload_bytes(t, q)[:512], np.uint8)
+    assert np.allclose(got.reshape(-1), e4m3(codes) * F32(0.05), rtol=0, atol=0)
+
+
+def test_block_fp8_not_representable_with_clause():
+    (a,) = art_of(FIX / "conventions/fp8-block")
+    iss = [i for i in a.issues if i.code == IssueCode.NOT_REPRESENTABLE]
+    assert len(iss) == 1 and iss[0].detail["clause"] == "§3.7" and "2-D" in iss[0].message
+
+
+def test_gptq_reports_predicted_versus_present_aux_bytes():
+    (a,) = art_of(FIX / "conventions/gptq")
+    iss = [i for i in a.issues if i.code == IssueCode.NOT_REPRESENTABLE]
+    (i,) = iss
+    assert i.detail["clause"] == "§0.3(d)"
+    assert (i.detail["predicted_aux"], i.detail["present_aux"]) == (6272, 3136)  # research §0.3d
+    assert i.detail["data_ok"] and i.detail["scale_ok"]
+    assert "6,272" in i.message and "3,136" in i.message
+    q = a.quantized[0]
+    assert "zpc=minus1" in q.grade.canonical  # checkpoint_format gptq: v1 stores z - 1
+
+
+def test_awq_and_bnb():
+    (a,) = art_of(FIX / "conventions/awq")
+    q = a.quantized[0]
+    assert q.convention == "awq" and any("Perm([0,2,4,6,1,3,5,7])" in n for n in q.notes)
+    assert "zpc" not in q.grade.canonical  # AWQ: no minus one
+    (b,) = art_of(FIX / "conventions/bnb-nf4")
+    assert [i.detail["clause"] for i in b.issues
+            if i.code == IssueCode.NOT_REPRESENTABLE] == ["§0.3(b)"]
+
+
+def test_gguf_q4km():
+    (a,) = art_of(FIX / "conventions/gguf-q4km")
+    assert a.metadata["file_type_name"] == "Q4_K_M"
+    kinds = {q.convention for q in a.quantized}
+    assert kinds == {"ggml:Q4_K", "ggml:Q6_K"}
+    q6 = next(q for q in a.quantized if q.convention == "ggml:Q6_K")
+    assert q6.desc is None and "offset" in q6.reason
+    assert a.unquantized == {"F32": 4}
+
+
+def test_gguf_mapped_tensors_decode_like_gguf_py():
+    import gguf
+
+    for d in ("conventions/gguf-q4km", "conventions/gguf-mxfp4"):
+        (a,) = art_of(FIX / d)
+        for q in a.quantized:
+            if q.desc is None:
+                continue
+            raw = np.frombuffer(payload_bytes(a, q), np.uint8).reshape(q.shape[0], -1)
+            code = {"ggml:Q4_K": 12, "ggml:Q8_0": 8, "ggml:MXFP4": 39}[q.convention]
+            want = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(code))
+            got = grit_decode(a, q)
+            assert np.array_equal(got, want)  # values (the -0 of MXFP4 compares equal)
+
+
+@pytest.mark.parametrize("name", list(G.REGISTERED))
+def test_a4_grades_written_and_read_back_with_identical_gids(tmp_path, name):
+    g = G.REGISTERED[name]
+    e = encode(np.random.default_rng(1).standard_normal((4, 512)).astype(F32), g, 1)
+    want = gid(g, e.desc, e.shape)
+    t = GritTensor.from_encoded("model.layers.0.mlp.w.weight", e, g)
+    write_grit_safetensors(tmp_path / "a.safetensors", [t])
+    write_grit_safetensors(tmp_path / "b.safetensors", [t], as_payload=True)
+    write_grit_gguf(tmp_path / "c.gguf", [t])
+    for f in ("a.safetensors", "b.safetensors", "c.gguf"):
+        (a,) = art_of(tmp_path / f)
+        (q,) = a.quantized
+        assert q.source in (Source.GRIT_HEADER, Source.GGUF_KV)
+        assert gid(q.grade, q.desc, q.shape) == want
+        assert np.array_equal(grit_decode(a, q), decode(e.desc, list(e.shape), e.payload),
+                              equal_nan=True)
+
+
+def test_unregistered_grade_through_the_grades_map(tmp_path):
+    g = G.parse_grade("grit1(e=e4m3,k0=64,s0=binary16,esr=ratiomaxabs)")
+    e = encode(np.ones((2, 64), F32), g, 1)
+    write_grit_safetensors(tmp_path / "u.safetensors", [GritTensor.from_encoded("w", e, g)],
+                           layouts={})
+    (a,) = art_of(tmp_path / "u.safetensors")
+    assert a.quantized[0].grade.canonical == g.canonical
+
+
+def test_layout_expressions_from_the_header(tmp_path):
+    from grit_scan.codec import placement as P
+
+    e = encode(np.random.default_rng(2).standard_normal((32, 64)).astype(F32),
+               G.GRADE_MXFP4, 1)
+    w = P.layout_word("Tile(RowMajor,[16,2])")
+    d = e.desc.with_placements(scale=w)
+    from grit_scan.codec.layout import from_canonical
+
+    stored = from_canonical(d, e.shape, e.planes, {w: "Tile(RowMajor,[16,2])"})
+    t = GritTensor("w", d, e.shape, payload=stored, digest=False)
+    write_grit_safetensors(tmp_path / "x.safetensors", [t],
+                           layouts={w: "Tile(RowMajor,[16,2])"})
+    (a,) = art_of(tmp_path / "x.safetensors")
+    q = a.quantized[0]
+    assert q.layouts == {w: "Tile(RowMajor,[16,2])"}
+    assert np.array_equal(grit_decode(a, q), decode(e.desc, list(e.shape), e.payload))
+
+
+# ------------------------------------------------------------ broken variants
+
+
+def test_truncated_shard_lists_intact_tensors():
+    (a1, a2) = art_of(FIX / "broken/truncated-shard")
+    assert a2.parsed and a1.parsed
+    tr = {i.tensor: (i.detail["expected"], i.detail["actual"])
+          for i in a2.issues if i.code == IssueCode.TRUNCATED}
+    # the last 40 bytes are gone: all 32 of the last scale plane, 8 of its data plane
+    assert tr == {"model.layers.1.self_attn.k_proj.weight.grit_scale0": (32, 0),
+                  "model.layers.1.self_attn.k_proj.weight.grit_data": (512, 504)}
+    intact = [t.name for t in a2.tensors if t.available == t.nbytes]
+    assert len(intact) == len(a2.tensors) - 2
+    assert "model.layers.1.self_attn.q_proj.weight.grit_data" in intact
+    assert all("truncated" in i.message for i in a2.issues if i.code == IssueCode.TRUNCATED)
+
+
+def test_duplicate_tensor_keys_are_reported(tmp_path):
+    body = (b'{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},'
+            b'"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}')
+    p = tmp_path / "dup.safetensors"
+    p.write_bytes(struct.pack("<Q", len(body)) + body + b"abcd")
+    a = readers.read_safetensors(str(p), "dup.safetensors")
+    assert [i.code for i in a.issues] == [IssueCode.DUPLICATE]
+    assert a.issues[0].tensor == "a"
+
+
+def test_every_dtype_of_safetensors_0_8(tmp_path):
+    from grit_scan.parsers.safetensors_reader import DTYPE_BITS
+
+    t = {f"t.{k}": Raw(k, [8], bytes(v)) for k, v in DTYPE_BITS.items()}
+    write_safetensors(tmp_path / "d.safetensors", t)
+    a = readers.read_safetensors(str(tmp_path / "d.safetensors"), "d")
+    assert a.parsed and not [i for i in a.issues if i.code != IssueCode.NOTE]
+    assert len(a.tensors) == len(DTYPE_BITS)
+
+
+# ------------------------------------------------------------ header-only
+
+
+def test_scans_read_headers_only_on_multi_gb_sparse_files(tmp_path):
+    n = 3 * 1024**3
+    header = json.dumps({"big.weight": {"dtype": "U8", "shape": [n],
+                                        "data_offsets": [0, n]}}).encode()
+    p = tmp_path / "big.safetensors"
+    with open(p, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+        f.truncate(8 + len(header) + n)  # sparse: no data blocks written
+    w = GGUFWriter(str(tmp_path / "big.gguf"), arch="llama")
+    nb = 2 * 1024**3 // 144 * 144
+    w.add_tensor_info("blk.0.ffn_up.weight", [nb // 144, 144], np.dtype(np.uint8), nb,
+                      raw_dtype=GGMLQuantizationType.Q4_K)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    g = tmp_path / "big.gguf"
+    head = g.stat().st_size
+    os.truncate(g, head + nb)
+    before = fileio.bytes_read()
+    s = collect([str(tmp_path)])
+    used = fileio.bytes_read() - before
+    assert {a.format for a in s.artifacts} == {"safetensors", "gguf"}
+    assert all(a.parsed and not a.issues for a in s.artifacts)
+    # header bytes, the 16-byte content sniff of each file, and the GGUF
+    # reader's read-ahead (it starts at 4 KiB and at most doubles the header)
+    assert used <= 8 + len(header) + 16 * 2 + max(4096, 2 * head), used
