@@ -6,6 +6,7 @@ Pipelines get the same model the CLI renders: ``report.findings``,
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
 
@@ -44,9 +45,19 @@ def scan(
     roots = [os.fspath(p) for p in paths] or ["."]
     sel = parse_kinds(select, "--select")
     ign = parse_kinds(ignore, "--ignore")
-    data = collect(roots, deep=deep)
     n_jobs = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    findings = run(data, deep_scan=deep, jobs=n_jobs, debug=debug, progress=progress)
+    # A scan allocates hundreds of thousands of small, acyclic objects (header
+    # entries, tensor records): the cyclic collector would rescan them over
+    # and over, tripling the cost of reading headers.  It is paused for the
+    # scan and restored afterwards.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        data = collect(roots, deep=deep)
+        findings = run(data, deep_scan=deep, jobs=n_jobs, debug=debug, progress=progress)
+    finally:
+        if was_enabled:
+            gc.enable()
     if sel is not None:
         findings = [f for f in findings if f.kind in sel]
     if ign:

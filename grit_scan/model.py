@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .codec.descriptor import Descriptor
 from .codec.grade import Grade
@@ -60,9 +60,9 @@ class Issue:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class StoredTensor:
-    """One tensor as the file lists it (a safetensors key or a GGUF tensor)."""
+class StoredTensor(NamedTuple):
+    """One tensor as the file lists it (a safetensors key or a GGUF tensor).
+    A NamedTuple: a scan builds hundreds of thousands of these."""
 
     name: str
     dtype: str  # safetensors dtype or ggml type name

@@ -71,9 +71,10 @@ def scan_cmd(
         if pc is not None:
             bar.stop()
     if debug_enabled():
+        from ..parsers.tree import READ_TRACEBACKS
         from ..rules import DEBUG_TRACEBACKS
 
-        for tb in DEBUG_TRACEBACKS:
+        for tb in READ_TRACEBACKS + DEBUG_TRACEBACKS:
             sys.stderr.write(tb)
     emit(report, as_json, as_sarif, policy)
     raise typer.Exit(report.exit_code(policy))

@@ -9,8 +9,10 @@ and their planes; conventions GRIT v1 cannot express are reported with the
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ..codec import descriptor as desc_mod
 from ..codec.check import expected_plane_sizes
@@ -73,6 +75,13 @@ def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
           declared: Declared | None, role: Callable[[str], str]) -> list[QTensor]:
     """QTensors for every recognised convention; marks consumed tensor names
     in ``used`` and counts the unquantised remainder on ``art``."""
+    if not used:
+        counts = Counter(map(itemgetter(1), tensors.values()))  # dtype of each
+        if set(counts) <= UNQUANTISED:
+            # nothing here can be quantised: no convention uses only float dtypes
+            for dt, n in counts.items():
+                art.unquantized[dt] = art.unquantized.get(dt, 0) + n
+            return []
     modules: dict[str, dict[str, str]] = {}
     for name in tensors:
         if name in used:

@@ -22,6 +22,11 @@ from ..model import Artifact, IssueCode, StoredTensor
 from .fileio import SafeFile
 from .ggml_types import block_size, logical_shape, type_name
 
+try:  # the optional compiled helper (setup.py); the Python loop is the fallback
+    from .. import _fnv as _compiled  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
+
 MAGIC = b"GGUF"
 MAX_ALIGNMENT = 1 << 20
 MAX_STRING = 1 << 30
@@ -122,19 +127,29 @@ class _Reader:
             raise ParseError(f"{what} at offset {self.pos - n} is not valid UTF-8") from None
 
     def skip_strings(self, count: int, what: str) -> None:
-        """Walk ``count`` strings without decoding them (vocabularies)."""
-        for i in range(count):
+        """Walk ``count`` strings without decoding them (vocabularies).  The
+        compiled helper walks whole windows at once; each string it cannot
+        take (it crosses the window, or its length is hostile) is taken here."""
+        i = 0
+        while i < count:
             if self.remaining() < 8:
                 raise ParseError(f"{what}: string {i} of {count} runs past the end of the file")
             off = self.pos - self.win_start
             if off < 0 or off + 8 > len(self.win):
                 self._refill(8)
                 off = 0
+            if _compiled is not None:
+                new_off, done = _compiled.skip_strings(self.win, off, count - i, MAX_STRING)
+                if done:
+                    self.pos += new_off - off
+                    i += done
+                    continue
             (n,) = struct.unpack_from("<Q", self.win, off)
             if n > MAX_STRING or n > self.remaining() - 8:
                 raise ParseError(f"{what}: string {i} claims {n:,} bytes but only "
                                  f"{self.remaining() - 8:,} remain")
             self.pos += 8 + n
+            i += 1
 
 
 # Well-known keys whose type consumers trust (llama.cpp#26690: a type-confused

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from ..codec import descriptor as desc_mod
@@ -51,7 +52,7 @@ def read_safetensors(path: str, display: str, declared: Declared | None = None,
         return art
     if why:
         art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
-    art.tensors = sorted(hdr.tensors.values(), key=lambda t: t.name)
+    art.tensors = sorted(hdr.tensors.values(), key=itemgetter(0))  # by name
     art.metadata = {"header_len": hdr.header_len}
     if hdr.metadata:
         art.metadata["safetensors_metadata_keys"] = sorted(hdr.metadata)

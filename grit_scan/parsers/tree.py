@@ -199,15 +199,34 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[configs.Declared | 
     return declared, role, arts
 
 
+READ_TRACEBACKS: list[str] = []
+
+
+def contained_read(path: str, disp: str, kind: str, declared: configs.Declared | None,
+                   role: Callable[[str], str]) -> Artifact:
+    """Read one file; an unexpected exception in a reader is contained to
+    that file (a finding with the exception's message), never the scan."""
+    try:
+        if kind == "gguf":
+            return readers.read_gguf(path, disp)
+        return readers.read_safetensors(path, disp, declared, role)
+    except Exception as exc:  # noqa: BLE001 - containment is the point
+        import traceback
+
+        READ_TRACEBACKS.append(traceback.format_exc())
+        art = Artifact(path=disp, abs_path=path, format=kind, parsed=False)
+        art.issue(IssueCode.UNPARSEABLE, f"internal error while reading this file: "
+                  f"{type(exc).__name__}: {exc} (other files are unaffected; --debug shows "
+                  "the traceback)", internal_error=True)
+        return art
+
+
 def _read_dir(d: _Dir, scan: ScanInput, group: str) -> None:
     declared, role, cfg_arts = _declared(d, scan, group)
     scan.artifacts.extend(cfg_arts)
     by_name: dict[str, Artifact] = {}
     for path, disp, kind in d.files:
-        if kind == "gguf":
-            art = readers.read_gguf(path, disp)
-        else:
-            art = readers.read_safetensors(path, disp, declared, role)
+        art = contained_read(path, disp, kind, declared, role)
         art.group = group
         scan.artifacts.append(art)
         by_name[os.path.basename(disp)] = art
@@ -234,8 +253,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str) -> None:
                 continue
             kind = _classify(os.path.basename(rel), real)
             shown = os.path.join(os.path.dirname(disp), rel)
-            art = (readers.read_gguf(real, shown) if kind == "gguf"
-                   else readers.read_safetensors(real, shown, declared, role))
+            art = contained_read(real, shown, kind or "safetensors", declared, role)
             art.group = group
             scan.artifacts.append(art)
             read.add(real)
