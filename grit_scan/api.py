@@ -38,6 +38,7 @@ def scan(
     jobs: int | None = None,
     debug: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    read_progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """Scan files, directories or manifests and return the report."""
     if isinstance(paths, (str, os.PathLike)):
@@ -53,7 +54,7 @@ def scan(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        data = collect(roots, deep=deep)
+        data = collect(roots, deep=deep, progress=read_progress)
         findings = run(data, deep_scan=deep, jobs=n_jobs, debug=debug, progress=progress)
     finally:
         if was_enabled:

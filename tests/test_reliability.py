@@ -183,7 +183,8 @@ def _apply(seed: bytes, edits):
     return bytes(b)
 
 
-FUZZ = settings(max_examples=300, deadline=None,
+# GRIT_FUZZ_EXAMPLES raises the budget for a long run (docs/reliability.md)
+FUZZ = settings(max_examples=int(os.environ.get("GRIT_FUZZ_EXAMPLES", "300")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 

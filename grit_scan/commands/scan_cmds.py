@@ -51,20 +51,31 @@ def scan_cmd(
         raise UsageError("--exit-policy takes graded or simple")
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs takes a positive number")
-    progress = None
-    pc = _progress_console() if deep else None
-    if pc is not None:
+    progress = read_progress = None
+    pc = _progress_console()
+    if pc is not None:  # a progress bar on stderr, only on a terminal
         from rich.progress import Progress
 
         bar = Progress(console=pc, transient=True)
-        task = bar.add_task("--deep", total=None)
         bar.start()
+        tasks: dict[str, object] = {}
 
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+        def _update(label: str, done: int, total: int) -> None:
+            if label == "reading" and total < 50:
+                return  # a handful of files needs no bar
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done, total=total)  # type: ignore[arg-type]
+
+        def read_progress(done: int, total: int) -> None:
+            _update("reading", done, total)
+
+        if deep:
+            def progress(done: int, total: int) -> None:
+                _update("--deep", done, total)
     try:
         report = scan(paths or ["."], deep=deep, select=select, ignore=ignore, jobs=jobs,
-                      debug=debug_enabled(), progress=progress)
+                      debug=debug_enabled(), progress=progress, read_progress=read_progress)
     except GritError as exc:
         raise UsageError(str(exc)) from None
     finally:

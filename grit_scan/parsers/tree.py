@@ -221,7 +221,8 @@ def contained_read(path: str, disp: str, kind: str, declared: configs.Declared |
         return art
 
 
-def _read_dir(d: _Dir, scan: ScanInput, group: str) -> None:
+def _read_dir(d: _Dir, scan: ScanInput, group: str,
+              tick: Callable[[], None] | None = None) -> None:
     declared, role, cfg_arts = _declared(d, scan, group)
     scan.artifacts.extend(cfg_arts)
     by_name: dict[str, Artifact] = {}
@@ -229,6 +230,8 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str) -> None:
         art = contained_read(path, disp, kind, declared, role)
         art.group = group
         scan.artifacts.append(art)
+        if tick is not None:
+            tick()
         by_name[os.path.basename(disp)] = art
     for path, disp in d.indexes:
         art = Artifact(path=disp, abs_path=path, format="index", group=group)
@@ -259,8 +262,21 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str) -> None:
             read.add(real)
 
 
-def collect(paths: list[str], deep: bool = False) -> ScanInput:
-    """Read everything under ``paths`` (files, directories, manifests)."""
+def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable[[], None]:
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
+    return tick
+
+
+def collect(paths: list[str], deep: bool = False,
+            progress: Callable[[int, int], None] | None = None) -> ScanInput:
+    """Read everything under ``paths`` (files, directories, manifests).
+    ``progress(done, total)`` is called as checkpoint files are read."""
     scan = ScanInput(roots=list(paths), deep=deep)
     for p in paths:
         try:
@@ -272,8 +288,9 @@ def collect(paths: list[str], deep: bool = False) -> ScanInput:
         if stat.S_ISDIR(st.st_mode):
             w = Walker(p, scan.skipped, p)
             w.walk(w.root, "")
+            tick = _ticker(progress, sum(len(x.files) for x in w.dirs.values()))
             for rel in sorted(w.dirs):
-                _read_dir(w.dirs[rel], scan, os.path.join(p, rel) if rel else p)
+                _read_dir(w.dirs[rel], scan, os.path.join(p, rel) if rel else p, tick)
             continue
         name = os.path.basename(p)
         d = _Dir(rel="")

@@ -1,0 +1,26 @@
+"""The committed fixtures are exactly what fixtures/make_fixtures.py writes."""
+
+import filecmp
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_generator_reproduces_the_committed_fixtures(tmp_path):
+    subprocess.run([sys.executable, str(ROOT / "fixtures" / "make_fixtures.py"), "--out",
+                    str(tmp_path)], check=True, capture_output=True, timeout=300)
+    for sub in ("conventions", "broken", "sample"):
+        for dirpath, _, files in os.walk(tmp_path / sub):
+            for f in files:
+                new = Path(dirpath) / f
+                old = ROOT / "fixtures" / new.relative_to(tmp_path)
+                assert old.exists(), old
+                assert filecmp.cmp(new, old, shallow=False), old
+
+
+def test_fixtures_stay_small():
+    total = sum(p.stat().st_size for p in (ROOT / "fixtures").rglob("*") if p.is_file())
+    assert total < 5 * 1024 * 1024, total
