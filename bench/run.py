@@ -210,13 +210,16 @@ def build_big(path: str, gb: float) -> None:
 def bench_rss(tmp: str, quick: bool) -> None:
     path = os.path.join(tmp, "big.safetensors")
     build_big(path, 0.2 if quick else 2.0)
-    code = ("import resource,sys,io,contextlib,json;from grit_scan.cli import main;"
+    # VmHWM is this process's own peak (ru_maxrss would include the parent's
+    # high-water mark, inherited across fork/exec on Linux)
+    hwm = ("print('RSS',[int(l.split()[1])/1024 for l in open('/proc/self/status') "
+           "if l.startswith('VmHWM:')][0])")
+    code = ("import sys,io,contextlib,json;from grit_scan.cli import main;"
             "b=io.StringIO();\nwith contextlib.redirect_stdout(b): "
             "rc=main(['scan','--deep','--json',sys.argv[1]])\n"
-            "r=json.loads(b.getvalue());print('KINDS',sorted({f['kind'] for f in r['findings']}));"
-            "print('RSS',resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)")
-    base_code = ("import resource,numpy,gguf,grit_scan.cli;"
-                 "print('RSS',resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)")
+            "r=json.loads(b.getvalue());print('KINDS',sorted({f['kind'] for f in r['findings']}))\n"
+            + hwm)
+    base_code = "import numpy,gguf,grit_scan.cli\n" + hwm
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True)
     secs = time.perf_counter() - t

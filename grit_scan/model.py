@@ -11,7 +11,9 @@ to finding kinds and severities.  Nothing here does I/O or reporting.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, NamedTuple
 
 from .codec.descriptor import Descriptor
@@ -72,6 +74,50 @@ class StoredTensor(NamedTuple):
     available: int  # how many of those bytes the file actually holds
 
 
+class TensorTable(Sequence[StoredTensor]):
+    """The stored tensors of one file, kept as columns and turned into
+    StoredTensor records only when someone iterates them (a scan of 500
+    unquantised shards never needs to)."""
+
+    __slots__ = ("names", "dtypes", "shapes", "offsets", "nbytes", "available", "_rows",
+                 "_by_name")
+
+    def __init__(self, names: list[str], dtypes: Sequence[str], shapes: Sequence[Any],
+                 offsets: list[int], nbytes: list[int], available: list[int]) -> None:
+        self.names, self.dtypes, self.shapes = names, dtypes, shapes
+        self.offsets, self.nbytes, self.available = offsets, nbytes, available
+        self._rows: list[StoredTensor] | None = None
+        self._by_name: dict[str, StoredTensor] | None = None
+
+    def rows(self) -> list[StoredTensor]:
+        if self._rows is None:
+            cols = zip(self.names, self.dtypes, map(tuple, self.shapes), self.offsets,
+                       self.nbytes, self.available)
+            self._rows = list(map(tuple.__new__, repeat(StoredTensor), cols))
+        return self._rows
+
+    def by_name(self) -> dict[str, StoredTensor]:
+        if self._by_name is None:
+            self._by_name = dict(zip(self.names, self.rows()))
+        return self._by_name
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        return self.rows()[i]
+
+    def __iter__(self) -> Iterator[StoredTensor]:
+        return iter(self.rows())
+
+
+def nbytes_map(tensors: Sequence[StoredTensor]) -> dict[str, int]:
+    """name -> declared byte length of every stored tensor."""
+    if isinstance(tensors, TensorTable):
+        return dict(zip(tensors.names, tensors.nbytes))
+    return {t.name: t.nbytes for t in tensors}
+
+
 @dataclass
 class PlaneRef:
     """Where one stored byte run of a quantised tensor lives."""
@@ -117,7 +163,7 @@ class Artifact:
     abs_path: str
     format: str  # "safetensors" | "gguf" | "index" | "grit-manifest" | "config"
     size: int = 0
-    tensors: list[StoredTensor] = field(default_factory=list)
+    tensors: Sequence[StoredTensor] = field(default_factory=list)
     quantized: list[QTensor] = field(default_factory=list)
     unquantized: dict[str, int] = field(default_factory=dict)  # dtype -> count
     metadata: dict[str, Any] = field(default_factory=dict)

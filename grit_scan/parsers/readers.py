@@ -10,6 +10,7 @@ and an UNPARSEABLE issue; nothing here raises for file contents.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
@@ -52,17 +53,28 @@ def read_safetensors(path: str, display: str, declared: Declared | None = None,
         return art
     if why:
         art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
-    art.tensors = sorted(hdr.tensors.values(), key=itemgetter(0))  # by name
     art.metadata = {"header_len": hdr.header_len}
     if hdr.metadata:
         art.metadata["safetensors_metadata_keys"] = sorted(hdr.metadata)
     used: set[str] = set()
+    table = hdr.table
+    if table is not None:
+        art.tensors = table
+        if "__grit__" not in hdr.metadata and set(table.dtypes) <= conventions.UNQUANTISED:
+            # nothing here can be quantised: count dtypes without building records
+            for dt, n in Counter(table.dtypes).items():
+                art.unquantized[dt] = art.unquantized.get(dt, 0) + n
+            return art
+        tensors = table.by_name()
+    else:
+        tensors = hdr.tensors
+        art.tensors = sorted(tensors.values(), key=itemgetter(0))  # by name
     if "__grit__" in hdr.metadata:
-        qs, used = recover_safetensors(art, hdr.metadata["__grit__"], hdr.tensors, role)
+        qs, used = recover_safetensors(art, hdr.metadata["__grit__"], tensors, role)
         for q in qs:
             q.declared = declared
         art.quantized.extend(qs)
-    art.quantized.extend(conventions.infer(art, hdr.tensors, used, declared, role))
+    art.quantized.extend(conventions.infer(art, tensors, used, declared, role))
     return art
 
 

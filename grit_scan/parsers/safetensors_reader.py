@@ -16,14 +16,14 @@ import json
 import math
 import struct
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from ..codec.errors import GritError
-from ..model import Artifact, IssueCode, StoredTensor
+from ..model import Artifact, IssueCode, StoredTensor, TensorTable
 from .fileio import SafeFile
 
 MAX_HEADER = 100_000_000
@@ -50,6 +50,7 @@ class Header:
     header_len: int
     data_start: int
     tensors: dict[str, StoredTensor] = field(default_factory=dict)
+    table: TensorTable | None = None  # the fast path's columns (tensors stays empty)
     metadata: dict[str, str] = field(default_factory=dict)
 
 
@@ -79,7 +80,7 @@ def read_header(f: SafeFile, art: Artifact) -> Header:
     if n_offsets > MAX_TENSORS:
         raise ParseError(f"header lists about {n_offsets:,} tensors; this scanner's per-file "
                          f"limit is {MAX_TENSORS:,} (a header built to exhaust time?)")
-    if text.count(",") > MAX_JSON_ITEMS:
+    if len(text) > 4 * MAX_JSON_ITEMS // 10 and text.count(",") > MAX_JSON_ITEMS:
         raise ParseError(f"header JSON has more than {MAX_JSON_ITEMS:,} items; refused before "
                          "parsing (memory budget)")
     dups: list[str] = []
@@ -100,8 +101,8 @@ def read_header(f: SafeFile, art: Artifact) -> Header:
         # so more occurrences than entries means a repeated key somewhere:
         # re-parse with the hook that names it (the reference keeps the last).
         n_entries = len(obj) - ("__metadata__" in obj) if isinstance(obj, dict) else 0
-        if isinstance(obj, dict) and (text.count('"data_offsets"') > n_entries
-                                      or text.count('"__metadata__"') > 1):
+        if isinstance(obj, dict) and (n_offsets > n_entries or (
+                "__metadata__" in obj and text.count('"__metadata__"') > 1)):
             obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise ParseError(f"header is not JSON: {exc.msg} at character {exc.pos}") from None
@@ -153,10 +154,9 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         return region == 0
     try:
         names = list(obj)
-        entries = list(obj.values())
-        if set(map(type, entries)) - {dict}:
-            return False
-        dtypes, shapes, offs = zip(*map(_FIELDS, entries))
+        # itemgetter raises TypeError on anything but a mapping, KeyError on
+        # a missing field: both send the header to the per-entry path
+        dtypes, shapes, offs = zip(*map(_FIELDS, obj.values()))
         widths = list(map(DTYPE_BITS.__getitem__, dtypes))
     except (KeyError, TypeError):
         return False
@@ -191,12 +191,9 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         return False
     if not np.array_equal(s_sorted[1:], e_sorted[:-1]):
         return False
-    base = hdr.data_start
-    starts = (start + base).tolist()
+    starts = (start + hdr.data_start).tolist()
     nbytes = (end - start).tolist()
-    rows = zip(names, dtypes, map(tuple, shapes), starts, nbytes, nbytes)
-    # tuple.__new__ builds each StoredTensor in C (NamedTuple._make is Python)
-    hdr.tensors = dict(zip(names, map(tuple.__new__, repeat(StoredTensor), rows)))
+    hdr.table = TensorTable(names, dtypes, shapes, starts, nbytes, nbytes)
     return True
 
 

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from ..model import Artifact, ScanInput
+from ..model import Artifact, ScanInput, nbytes_map
 from . import declared, deep, descriptors, drift, gid, structure
 from .finding import Finding
 
@@ -33,7 +33,7 @@ def _contained(art: Artifact, fn: Callable[[], list[Finding]], debug: bool) -> l
 
 def _per_file(art: Artifact) -> list[Finding]:
     out = structure.file_findings(art)
-    nbytes = {t.name: t.nbytes for t in art.tensors}
+    nbytes = nbytes_map(art.tensors)
     for q in art.quantized:
         out.extend(descriptors.check_tensor(art, q, nbytes))
     out.extend(descriptors.provenance(art))

@@ -26,7 +26,7 @@ from ..codec.grade import registry
 from ..codec.layout import geometry, stored_sizes
 from ..codec.probes import probe
 from ..codec.tables import F_SPARSE, SP_META_BITS, SPORDER_ASC_LSB
-from ..model import Artifact, PlaneRef, QTensor, Source
+from ..model import Artifact, PlaneRef, QTensor, Source, nbytes_map
 from ..parsers.fileio import ReadError, SafeFile
 from .descriptors import check_tensor
 from .finding import Finding
@@ -157,7 +157,7 @@ def deep_tensor(f: SafeFile, art: Artifact, q: QTensor,
     d = q.desc
     if d is None or q.reason is not None or q.source in (Source.NONE, Source.MANIFEST):
         return out
-    if check_tensor(art, q, nbytes or {t.name: t.nbytes for t in art.tensors}):
+    if check_tensor(art, q, nbytes or nbytes_map(art.tensors)):
         return out  # a structural finding already explains this tensor's bytes
     grades = registry([q.grade] if q.grade is not None else [])
     if d.grade_id not in grades:
@@ -238,7 +238,7 @@ def deep_artifact(art: Artifact) -> list[Finding]:
     if not art.parsed or art.format not in ("safetensors", "gguf"):
         return []
     out: list[Finding] = []
-    nbytes = {t.name: t.nbytes for t in art.tensors}
+    nbytes = nbytes_map(art.tensors)
     try:
         with SafeFile(art.abs_path) as f:
             for q in art.quantized:

@@ -18,7 +18,22 @@ buf = io.StringIO()
 with redirect_stdout(buf):
     rc = main(["scan", "--json", *sys.argv[1:]])
 elapsed = time.perf_counter() - t0
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def peak_rss_mb() -> float:
+    """This process's own peak RSS.  ru_maxrss would include the parent's
+    high-water mark inherited across fork/exec on Linux; VmHWM does not."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+rss = peak_rss_mb()
 try:
     report = json.loads(buf.getvalue())
 except ValueError:
