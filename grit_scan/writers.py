@@ -137,13 +137,7 @@ def write_grit_gguf(path: str | os.PathLike[str], tensors: Sequence[GritTensor],
     w.add_uint32("grit.version", 1)
     if producer:
         w.add_string("grit.producer", producer)
-    for k, v in (kv or {}).items():
-        if isinstance(v, bool):
-            w.add_bool(k, v)
-        elif isinstance(v, int):
-            w.add_uint32(k, v)
-        elif isinstance(v, str):
-            w.add_string(k, v)
+    _add_kv(w, kv)
     for word, text in (layouts or {}).items():
         w.add_string(f"grit.layout.{word:016x}", text)
     for t in tensors:
@@ -158,10 +152,31 @@ def write_grit_gguf(path: str | os.PathLike[str], tensors: Sequence[GritTensor],
         arr = np.frombuffer(data, dtype=np.int8).copy()
         w.add_tensor(t.name, arr, raw_dtype=gguf.GGMLQuantizationType.I8)
     for name, (arr, raw) in (extra or {}).items():
-        if raw is None:
-            w.add_tensor(name, arr)
-        else:
-            w.add_tensor(name, arr, raw_dtype=gguf.GGMLQuantizationType(raw))
+        _add_tensor(w, name, arr, raw)
+    _finish(w)
+
+
+def _add_kv(w: Any, kv: Mapping[str, Any] | None) -> None:
+    for k, v in (kv or {}).items():
+        if isinstance(v, bool):
+            w.add_bool(k, v)
+        elif isinstance(v, int):
+            w.add_uint32(k, v)
+        elif isinstance(v, str):
+            w.add_string(k, v)
+
+
+def _add_tensor(w: Any, name: str, arr: np.ndarray, raw: int | None) -> None:
+    """A numpy tensor as-is (raw None, or F32/F16), else uint8 bytes of a ggml type."""
+    import gguf
+
+    if raw in (None, 0, 1):
+        w.add_tensor(name, arr)
+    else:
+        w.add_tensor(name, arr, raw_dtype=gguf.GGMLQuantizationType(raw))
+
+
+def _finish(w: Any) -> None:
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -178,17 +193,7 @@ def write_ggml_gguf(path: str | os.PathLike[str], tensors: Mapping[str, tuple[np
     w = gguf.GGUFWriter(str(path), arch=arch)
     if file_type is not None:
         w.add_uint32("general.file_type", file_type)
-    for k, v in (kv or {}).items():
-        if isinstance(v, int):
-            w.add_uint32(k, v)
-        elif isinstance(v, str):
-            w.add_string(k, v)
+    _add_kv(w, kv)
     for name, (arr, raw) in tensors.items():
-        if raw in (0, 1):
-            w.add_tensor(name, arr)
-        else:
-            w.add_tensor(name, arr, raw_dtype=gguf.GGMLQuantizationType(raw))
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+        _add_tensor(w, name, arr, raw)
+    _finish(w)

@@ -663,22 +663,28 @@ def _encode_ladder_rne(word: int, a: np.ndarray) -> np.ndarray:
     return codes[np.minimum(idx, codes.size - 1)]
 
 
+def _round_up(rounding: str, inexact: np.ndarray, half: np.ndarray, neg: np.ndarray,
+              lo_odd: np.ndarray) -> np.ndarray:
+    """Whether a magnitude between two rungs rounds to the upper one.
+    ``inexact``: strictly above the lower rung; ``half``: -1/0/+1 for below,
+    at or above the midpoint; ties-to-even go to the even *code* (§1.4)."""
+    if rounding == "rtz":
+        return np.zeros(inexact.shape, dtype=bool)
+    if rounding == "rup":
+        return inexact & ~neg
+    if rounding == "rdn":
+        return inexact & neg
+    if rounding == "rna":
+        return half >= 0
+    return (half > 0) | ((half == 0) & lo_odd)
+
+
 def _round_array(n: np.ndarray, rounding: str, neg: np.ndarray, code_lo: np.ndarray) -> np.ndarray:
     """Round non-negative magnitudes n to integers (as float64) under
     ``rounding``; exact ties go to the even *code* (code_lo is floor's code)."""
     lo = np.floor(n)
     frac = n - lo
-    if rounding == "rtz":
-        up = np.zeros(n.shape, dtype=bool)
-    elif rounding == "rup":
-        up = (frac > 0) & ~neg
-    elif rounding == "rdn":
-        up = (frac > 0) & neg
-    elif rounding == "rna":
-        up = frac >= 0.5
-    else:
-        up = (frac > 0.5) | ((frac == 0.5) & (code_lo % 2 == 1))
-    return lo + up
+    return lo + _round_up(rounding, frac > 0, np.sign(frac - 0.5), neg, code_lo % 2 == 1)
 
 
 def _encode_magnitude_array(f: Fmt, a: np.ndarray, rounding: str, neg: np.ndarray) -> np.ndarray:
@@ -688,18 +694,8 @@ def _encode_magnitude_array(f: Fmt, a: np.ndarray, rounding: str, neg: np.ndarra
     zero = a == 0
     if f.kind == "exp":
         lo = e_floor + f.bias
-        sig = mant * 2.0
-        n = sig  # in [1, 2): the rung below is lo, the one above lo + 1
-        if rounding == "rtz":
-            up = np.zeros(a.shape, dtype=bool)
-        elif rounding == "rup":
-            up = (sig > 1.0) & ~neg
-        elif rounding == "rdn":
-            up = (sig > 1.0) & neg
-        elif rounding == "rna":
-            up = sig >= 1.5
-        else:
-            up = (n > 1.5) | ((n == 1.5) & (lo % 2 == 1))
+        sig = mant * 2.0  # in [1, 2): the rung below is lo, the one above lo + 1
+        up = _round_up(rounding, sig > 1.0, np.sign(sig - 1.5), neg, lo % 2 == 1)
         code = np.maximum(lo + up, 0)
         return np.where(zero, 0, code)
     mb, bias = f.m_bits, f.bias

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
@@ -27,6 +27,7 @@ from .grit_header import parse_grades, parse_layouts, recover_safetensors
 from .roles import gguf_role
 
 _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+T = TypeVar("T")
 
 
 def _fail(art: Artifact, msg: str) -> Artifact:
@@ -35,24 +36,34 @@ def _fail(art: Artifact, msg: str) -> Artifact:
     return art
 
 
-def read_safetensors(path: str, display: str, declared: Declared | None = None,
-                     role: Callable[[str], str] | None = None) -> Artifact:
-    art = Artifact(path=display, abs_path=path, format="safetensors")
-    role = role or (lambda m: m if m.endswith(".weight") else m + ".weight")
+def _read_header(art: Artifact, read: Callable[[SafeFile, Artifact], T]) -> T | None:
+    """Open the file, read its header with ``read``, check that the file did
+    not change meanwhile.  None (with an issue on ``art``) when it could not."""
     try:
-        with SafeFile(path) as f:
+        with SafeFile(art.abs_path) as f:
             art.size = f.size
             try:
-                hdr = safetensors_reader.read_header(f, art)
-            except safetensors_reader.ParseError as exc:
-                return _fail(art, str(exc))
+                hdr = read(f, art)
+            except (safetensors_reader.ParseError, gguf_reader.ParseError) as exc:
+                _fail(art, str(exc))
+                return None
             why = f.changed()
     except ReadError as exc:
         art.parsed = False
         art.issue(IssueCode.SKIPPED, str(exc))
-        return art
+        return None
     if why:
         art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
+    return hdr
+
+
+def read_safetensors(path: str, display: str, declared: Declared | None = None,
+                     role: Callable[[str], str] | None = None) -> Artifact:
+    art = Artifact(path=display, abs_path=path, format="safetensors")
+    role = role or (lambda m: m if m.endswith(".weight") else m + ".weight")
+    hdr = _read_header(art, safetensors_reader.read_header)
+    if hdr is None:
+        return art
     art.metadata = {"header_len": hdr.header_len}
     if hdr.metadata:
         art.metadata["safetensors_metadata_keys"] = sorted(hdr.metadata)
@@ -80,20 +91,9 @@ def read_safetensors(path: str, display: str, declared: Declared | None = None,
 
 def read_gguf(path: str, display: str) -> Artifact:
     art = Artifact(path=display, abs_path=path, format="gguf")
-    try:
-        with SafeFile(path) as f:
-            art.size = f.size
-            try:
-                h = gguf_reader.read_header(f, art)
-            except gguf_reader.ParseError as exc:
-                return _fail(art, str(exc))
-            why = f.changed()
-    except ReadError as exc:
-        art.parsed = False
-        art.issue(IssueCode.SKIPPED, str(exc))
+    h = _read_header(art, gguf_reader.read_header)
+    if h is None:
         return art
-    if why:
-        art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
     art.tensors = h.tensors
     art.metadata = _gguf_metadata(h)
     grit = _gguf_grit(art, h)
