@@ -610,15 +610,7 @@ def encode_array(
     cmax = _max_finite_code(f)
     finite = np.isfinite(a)
     if f.width <= 8 and rounding == "rne" and saturation == "satfinite":
-        res = _encode_ladder_rne(word, np.where(finite, a, np.inf))
-        if not f.unsigned:
-            res = np.where(neg, res | (1 << (f.width - 1)), res)
-        if nan.any():
-            code = _nan_code(f)
-            if code is None:
-                raise GritValueError(f"{name(word)} has no NaN encoding (§2.5 step 1)")
-            res = np.where(nan, code, res)
-        return res.astype(np.uint32)
+        return _sign_and_nan(word, _encode_ladder_rne(word, np.where(finite, a, np.inf)), neg, nan)
     mag = _encode_magnitude_array(f, np.where(finite, a, 0.0), rounding, neg)
     over = (mag > cmax) | ~finite
     if saturation == "satfinite":
@@ -633,7 +625,12 @@ def encode_array(
             directed_down = neg
         directed_down = directed_down & finite
         res = np.where(over, np.where(directed_down, cmax, _overflow_code(f, cmax)), mag)
-    res = res.astype(np.int64)
+    return _sign_and_nan(word, res.astype(np.int64), neg, nan)
+
+
+def _sign_and_nan(word: int, res: np.ndarray, neg: np.ndarray, nan: np.ndarray) -> np.ndarray:
+    """Set the sign bit of signed formats and put the NaN code where the input was NaN."""
+    f = require_valid(word)
     if not f.unsigned:
         res = np.where(neg, res | (1 << (f.width - 1)), res)
     if nan.any():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..codec import descriptor as desc_mod
@@ -25,19 +25,26 @@ _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 PLANE_KEYS = ("data", "scale0", "scale1", "aux")
 
 
+def _hex_keyed_strings(raw: Any, art: Artifact, where: str, what: str) -> Iterator[tuple[str, str]]:
+    """The well-formed '<16 hex>': '<string>' entries of a grades/layouts map;
+    malformed ones become GRIT_HEADER issues."""
+    if raw is None:
+        return
+    if not isinstance(raw, dict):
+        art.issue(IssueCode.GRIT_HEADER, f"{where}: '{what}' must be an object")
+        return
+    for k, v in raw.items():
+        if not isinstance(k, str) or not _HEX16.fullmatch(k) or not isinstance(v, str):
+            art.issue(IssueCode.GRIT_HEADER, f"{where}: {what} entry {k!r} is not "
+                      "'<16 hex>': '<string>'")
+            continue
+        yield k, v
+
+
 def parse_grades(raw: Any, art: Artifact, where: str) -> dict[int, Grade]:
     """A grades map: id (16 hex) -> canonical string, each re-hashed."""
     out: dict[int, Grade] = {}
-    if raw is None:
-        return out
-    if not isinstance(raw, dict):
-        art.issue(IssueCode.GRIT_HEADER, f"{where}: 'grades' must be an object")
-        return out
-    for k, v in raw.items():
-        if not isinstance(k, str) or not _HEX16.fullmatch(k) or not isinstance(v, str):
-            art.issue(IssueCode.GRIT_HEADER, f"{where}: grades entry {k!r} is not "
-                      "'<16 hex>': '<grade string>'")
-            continue
+    for k, v in _hex_keyed_strings(raw, art, where, "grades"):
         try:
             g = parse_grade(v)
         except GritError as exc:
@@ -58,15 +65,7 @@ def parse_grades(raw: Any, art: Artifact, where: str) -> dict[int, Grade]:
 
 def parse_layouts(raw: Any, art: Artifact, where: str) -> dict[int, str]:
     out: dict[int, str] = {}
-    if raw is None:
-        return out
-    if not isinstance(raw, dict):
-        art.issue(IssueCode.GRIT_HEADER, f"{where}: 'layouts' must be an object")
-        return out
-    for k, v in raw.items():
-        if not isinstance(k, str) or not _HEX16.fullmatch(k) or not isinstance(v, str):
-            art.issue(IssueCode.GRIT_HEADER, f"{where}: layouts entry {k!r} is malformed")
-            continue
+    for k, v in _hex_keyed_strings(raw, art, where, "layouts"):
         try:
             node = parse_layout(v)
         except GritError as exc:
