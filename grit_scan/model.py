@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Any, NamedTuple
 
 from .codec.descriptor import Descriptor
@@ -77,21 +77,30 @@ class StoredTensor(NamedTuple):
 class TensorTable(Sequence[StoredTensor]):
     """The stored tensors of one file, kept as columns and turned into
     StoredTensor records only when someone iterates them (a scan of 500
-    unquantised shards never needs to)."""
+    unquantised shards never needs to).  Shapes are kept flat (every
+    dimension in one list, plus each tensor's rank), so a table holds a
+    handful of container objects however many tensors it lists: the cyclic
+    garbage collector would otherwise walk one list per tensor."""
 
-    __slots__ = ("names", "dtypes", "shapes", "offsets", "nbytes", "available", "_rows",
-                 "_by_name")
+    __slots__ = ("names", "dtypes", "dims", "ranks", "offsets", "nbytes", "available",
+                 "_rows", "_by_name")
 
-    def __init__(self, names: list[str], dtypes: Sequence[str], shapes: Sequence[Any],
-                 offsets: list[int], nbytes: list[int], available: list[int]) -> None:
-        self.names, self.dtypes, self.shapes = names, dtypes, shapes
+    def __init__(self, names: list[str], dtypes: Sequence[str], dims: list[int],
+                 ranks: list[int], offsets: list[int], nbytes: list[int],
+                 available: list[int]) -> None:
+        self.names, self.dtypes = names, dtypes
+        self.dims, self.ranks = dims, ranks
         self.offsets, self.nbytes, self.available = offsets, nbytes, available
         self._rows: list[StoredTensor] | None = None
         self._by_name: dict[str, StoredTensor] | None = None
 
+    def shapes(self) -> list[tuple[int, ...]]:
+        it = iter(self.dims)
+        return [tuple(islice(it, r)) for r in self.ranks]
+
     def rows(self) -> list[StoredTensor]:
         if self._rows is None:
-            cols = zip(self.names, self.dtypes, map(tuple, self.shapes), self.offsets,
+            cols = zip(self.names, self.dtypes, self.shapes(), self.offsets,
                        self.nbytes, self.available)
             self._rows = list(map(tuple.__new__, repeat(StoredTensor), cols))
         return self._rows

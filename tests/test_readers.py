@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, GGUFWriter
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grit_scan.codec import grade as G
 from grit_scan.codec.decode import decode
@@ -295,3 +297,43 @@ def test_scans_read_headers_only_on_multi_gb_sparse_files(tmp_path):
     # header bytes, the 16-byte content sniff of each file, and the GGUF
     # reader's read-ahead (it starts at 4 KiB and at most doubles the header)
     assert used <= 8 + len(header) + 16 * 2 + max(4096, 2 * head), used
+
+
+# --------------------------------------------- the bulk path agrees with safetensors
+
+
+_ST_DTYPES = {"F32": np.float32, "F16": np.float16, "U8": np.uint8, "I32": np.int32,
+              "I64": np.int64, "U16": np.uint16}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(_ST_DTYPES)),
+                          st.lists(st.integers(0, 5), max_size=4)),
+                min_size=1, max_size=12))
+def test_bulk_header_path_matches_safetensors_library(tmp_path_factory, specs):
+    """Every valid header takes the bulk (column) path; its records must be
+    what the Rust reference reads: names, dtypes, shapes (scalars and empty
+    tensors included) and byte ranges, in header order of offsets."""
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    arrays = {}
+    for i, (dt, shape) in enumerate(specs):
+        arrays[f"t{i}"] = np.zeros(shape, dtype=_ST_DTYPES[dt])
+    path = tmp_path_factory.mktemp("bulk") / "x.safetensors"
+    save_file(arrays, str(path))
+    (art,) = art_of(path)
+    assert art.parsed and not art.issues
+    assert type(art.tensors).__name__ == "TensorTable"  # the bulk path was taken
+    (n,) = struct.unpack("<Q", path.read_bytes()[:8])
+    ours = {t.name: t for t in art.tensors}
+    with safe_open(str(path), framework="numpy") as f:
+        assert sorted(f.keys()) == sorted(ours)
+        for name in f.keys():
+            sl = f.get_slice(name)
+            assert ours[name].shape == tuple(sl.get_shape())
+            assert ours[name].dtype == sl.get_dtype()
+    header = json.loads(path.read_bytes()[8 : 8 + n])
+    for name, t in ours.items():
+        start, end = header[name]["data_offsets"]
+        assert (t.offset, t.nbytes, t.available) == (8 + n + start, end - start, end - start)

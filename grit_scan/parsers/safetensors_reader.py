@@ -143,7 +143,7 @@ def read_header(f: SafeFile, art: Artifact) -> Header:
     return hdr
 
 
-_FIELDS = itemgetter("dtype", "shape", "data_offsets")
+_DTYPE, _SHAPE, _OFFSETS = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
 
 
 def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
@@ -156,7 +156,10 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         names = list(obj)
         # itemgetter raises TypeError on anything but a mapping, KeyError on
         # a missing field: both send the header to the per-entry path
-        dtypes, shapes, offs = zip(*map(_FIELDS, obj.values()))
+        vals = list(obj.values())
+        dtypes = list(map(_DTYPE, vals))
+        shapes = list(map(_SHAPE, vals))
+        offs = list(map(_OFFSETS, vals))
         widths = list(map(DTYPE_BITS.__getitem__, dtypes))
     except (KeyError, TypeError):
         return False
@@ -193,7 +196,8 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         return False
     starts = (start + hdr.data_start).tolist()
     nbytes = (end - start).tolist()
-    hdr.table = TensorTable(names, dtypes, shapes, starts, nbytes, nbytes)
+    hdr.table = TensorTable(names, dtypes, flat_shape, list(map(len, shapes)), starts, nbytes,
+                            nbytes)
     return True
 
 
