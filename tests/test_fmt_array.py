@@ -62,3 +62,15 @@ def test_registered_formats_exhaustive_round_trip(word):
         asym = 1 << (f.width - 1)
         want = np.where(want == asym, asym + 1, want)
     assert (back == want).all()
+
+
+def test_encode_array_single_rung_format_saturates_to_zero():
+    """0x0421 is a 2-bit signed float, one exponent bit, no mantissa, with Inf:
+    code 0 is +0, code 1 is +Inf, so its only finite magnitude is 0 and under
+    satfinite (§2.5) every finite or infinite input lands on a signed zero
+    (code 2 is -0).  Found by hypothesis: the vectorised ladder had no
+    midpoints to search."""
+    xs = np.array([0.0, -0.0, 1.0, -5.0, np.inf, -np.inf, 1e-30], dtype=np.float32)
+    got = fmt.encode_array(0x0421, xs, "rne", "satfinite")
+    assert got.tolist() == [0, 2, 0, 2, 0, 2, 0]
+    assert got.tolist() == [fmt.fmt_encode_rne(0x0421, float(x)) for x in xs]

@@ -653,6 +653,8 @@ def _encode_ladder_rne(word: int, a: np.ndarray) -> np.ndarray:
     """§2.5 steps 3-4 literally, for narrow formats: the nearest rung, exact
     ties to the even code, saturating at the last rung (satfinite)."""
     mags, codes, mids = _ladder_arrays(word)
+    if not mids.size:  # one finite rung (e.g. a 2-bit E1M0 with Inf): everything saturates to it
+        return np.full(a.shape, codes[0], dtype=codes.dtype)
     idx = np.searchsorted(mids, a, side="left")  # mids[idx-1] < a <= mids[idx]
     at = np.minimum(idx, mids.size - 1)
     tie = (idx < mids.size) & (a == mids[at])
