@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from .errors import GritValueError
 from .fnv import fnv1a64
-from .grade import Grade
+from .grade import FRAME_FIELDS, Grade
 from .placement import LINEAR_META, ROW_MAJOR, UNSPECIFIED
 from .tables import (
     F_HAS_ZP,
@@ -44,7 +44,6 @@ FIELDS = (
     "placement_data", "placement_scale", "placement_meta",
     "grade_id",
 )
-FRAME_FIELDS = tuple(f for f in FIELDS if f != "note")
 PLACEMENT_FIELDS = ("placement_data", "placement_scale", "placement_meta")
 
 
@@ -205,20 +204,8 @@ def from_grade(
         magic=GRIT_MAGIC,
         hdr_bytes=GRIT_HDR_BYTES,
         version=GRIT_VERSION,
-        n_levels=fr.n_levels,
-        flags=fr.flags,
-        elem=fr.elem,
-        scale0=fr.scale0,
-        scale1=fr.scale1,
-        zp_fmt=fr.zp_fmt,
+        **{f: getattr(fr, f) for f in FRAME_FIELDS},  # the fields §7.3 step 2 ties to the grade
         group_axis=group_axis,
-        k0=fr.k0,
-        k1=fr.k1,
-        sp_n=fr.sp_n,
-        sp_m=fr.sp_m,
-        sp_meta_fmt=fr.sp_meta_fmt,
-        sp_order=fr.sp_order,
-        container=fr.container,
         frame_rsvd=0,
         note=note,
         placement_data=placement_data,

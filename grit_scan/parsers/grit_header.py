@@ -72,10 +72,11 @@ def parse_layouts(raw: Any, art: Artifact, where: str) -> dict[int, str]:
             art.issue(IssueCode.GRIT_HEADER, f"{where}: layout {k} is invalid: {exc}")
             continue
         word = int(k, 16)
-        if expression_word(node.text) != word:
+        hashed = expression_word(node.text)
+        if hashed != word:
             art.issue(IssueCode.GRIT_HEADER,
-                      f"{where}: layout expression {node.text!r} hashes to "
-                      f"{expression_word(node.text):016x}, not {k}")
+                      f"{where}: layout expression {node.text!r} hashes to {hashed:016x}, "
+                      f"not {k}")
             continue
         out[word] = node.text
     return out
