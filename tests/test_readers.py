@@ -21,8 +21,8 @@ from grit_scan.codec.decode import decode
 from grit_scan.codec.encode import encode
 from grit_scan.codec.fingerprint import gid
 from grit_scan.codec.grade import registry
-from grit_scan.commands.tensor_ops import payload_bytes
-from grit_scan.model import IssueCode, Source
+from grit_scan.api import tensor_bytes as payload_bytes
+from grit_scan.artifact import IssueCode, Source
 from grit_scan.parsers import fileio, readers
 from grit_scan.parsers.tree import collect
 from grit_scan.writers import (
@@ -68,8 +68,8 @@ def test_gpt_oss_mxfp4_inferred_and_decodes_like_transformers():
     assert q.source == Source.INFERRED and q.grade.name == "GRADE_MXFP4"
     assert q.shape == (2, 64, 64) and q.convention == "gpt-oss-mxfp4"
     with fileio.SafeFile(a.abs_path) as f:
-        blocks = np.frombuffer(f.read(q.planes[0].offset, q.planes[0].length), np.uint8)
-        scales = np.frombuffer(f.read(q.planes[1].offset, q.planes[1].length), np.uint8)
+        blocks = np.frombuffer(f.read_at(q.planes[0].offset, q.planes[0].length), np.uint8)
+        scales = np.frombuffer(f.read_at(q.planes[1].offset, q.planes[1].length), np.uint8)
     lut = np.array(E2M1_LUT, F32)
     lo, hi = blocks & 0xF, blocks >> 4
     nib = np.stack([lo, hi], axis=-1).reshape(-1, 32)  # low nibble -> element 2i
@@ -98,9 +98,9 @@ def test_modelopt_nvfp4_is_decode_exact():
     a, q = q_named(arts, "model.layers.0.mlp.down_proj.weight")
     assert q.grade.name == "GRADE_NVF4" and q.convention == "modelopt-nvfp4"
     with fileio.SafeFile(a.abs_path) as f:
-        data = np.frombuffer(f.read(q.planes[0].offset, q.planes[0].length), np.uint8)
-        ws = np.frombuffer(f.read(q.planes[1].offset, q.planes[1].length), np.uint8)
-        ws2 = np.frombuffer(f.read(q.planes[2].offset, 4), "<f4")[0]
+        data = np.frombuffer(f.read_at(q.planes[0].offset, q.planes[0].length), np.uint8)
+        ws = np.frombuffer(f.read_at(q.planes[1].offset, q.planes[1].length), np.uint8)
+        ws2 = np.frombuffer(f.read_at(q.planes[2].offset, 4), "<f4")[0]
     elem = np.array(E2M1_LUT, F32)[np.stack([data & 0xF, data >> 4], -1).reshape(-1)]
     scale = (e4m3(ws) * ws2).astype(F32)  # weight_scale.f32 * weight_scale_2
     want = (elem.reshape(-1, 16) * scale[:, None]).astype(F32).reshape(q.shape)

@@ -15,7 +15,7 @@ import grit_scan
 from grit_scan.cli import main
 from grit_scan.codec.errors import GritError
 from grit_scan.codec.grade import parse_grade
-from grit_scan.model import Artifact, IssueCode
+from grit_scan.artifact import Artifact, IssueCode
 from grit_scan.parsers import configs, fileio, gguf_reader, index, readers
 from grit_scan.parsers.manifest import read_manifest
 
@@ -73,7 +73,7 @@ def test_file_changing_during_read_is_a_finding(tmp_path, monkeypatch):
     src = FIX / "broken/sharded-ok/model-00001-of-00002.safetensors"
     p = tmp_path / "m.safetensors"
     p.write_bytes(src.read_bytes())
-    real_read = fileio.SafeFile.read
+    real_read = fileio.SafeFile.read_at
 
     def read_then_grow(self, offset, n):
         data = real_read(self, offset, n)
@@ -82,7 +82,7 @@ def test_file_changing_during_read_is_a_finding(tmp_path, monkeypatch):
                 f.write(b"\x00" * 16)
         return data
 
-    monkeypatch.setattr(fileio.SafeFile, "read", read_then_grow)
+    monkeypatch.setattr(fileio.SafeFile, "read_at", read_then_grow)
     r = grit_scan.scan([str(p)])
     msgs = [f.message for f in r.findings if f.kind == "file_unparseable"]
     assert any("changed while being read" in m for m in msgs), r.findings
@@ -92,7 +92,7 @@ def test_file_replaced_during_read(tmp_path, monkeypatch):
     src = FIX / "broken/sharded-ok/model-00001-of-00002.safetensors"
     p = tmp_path / "m.safetensors"
     p.write_bytes(src.read_bytes())
-    real_read = fileio.SafeFile.read
+    real_read = fileio.SafeFile.read_at
 
     def read_then_swap(self, offset, n):
         data = real_read(self, offset, n)
@@ -101,7 +101,7 @@ def test_file_replaced_during_read(tmp_path, monkeypatch):
             (tmp_path / "m.safetensors").write_bytes(src.read_bytes())
         return data
 
-    monkeypatch.setattr(fileio.SafeFile, "read", read_then_swap)
+    monkeypatch.setattr(fileio.SafeFile, "read_at", read_then_swap)
     r = grit_scan.scan([str(p)])
     assert any("replaced while being read" in f.message for f in r.findings)
 
@@ -124,19 +124,20 @@ def test_unreadable_file_is_reported(tmp_path, monkeypatch):
 
 
 def test_internal_error_is_contained(monkeypatch, capsys):
-    from grit_scan.rules import descriptors
+    from grit_scan.rules.kinds import inferred_descriptor
 
-    real = descriptors.provenance
+    real = inferred_descriptor.check_file
 
     def boom(art):
         if "wrong-group-size" in art.path:
             raise RuntimeError("rule exploded")
         return real(art)
 
-    monkeypatch.setattr(descriptors, "provenance", boom)
+    monkeypatch.setattr(inferred_descriptor, "check_file", boom)
     r = grit_scan.scan([str(FIX / "broken")])
     bad = [f for f in r.findings if f.detail.get("internal_error")]
     assert len(bad) == 1 and "rule exploded" in bad[0].message
+    assert bad[0].detail["rule"] == "inferred_descriptor"  # the finding names the rule
     assert "wrong-group-size" in bad[0].path
     assert {f.kind for f in r.findings} > {"file_unparseable", "role_drift"}  # others judged
     code = main(["--debug", "scan", str(FIX / "broken/wrong-group-size")])
@@ -245,7 +246,7 @@ def test_gguf_string_array_length_does_not_hang():
         class F:
             size = len(blob)
 
-            def read(self, off, n):
+            def read_at(self, off, n):
                 return blob[off : off + n]
         gguf_reader.read_header(F(), Artifact("x", "x", "gguf"))  # type: ignore[arg-type]
     assert time.perf_counter() - t < 0.1

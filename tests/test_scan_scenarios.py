@@ -10,7 +10,10 @@ import pytest
 
 import grit_scan
 from grit_scan.report.sarif import to_sarif
-from grit_scan.rules.kinds import KINDS
+from grit_scan.rules import Kind
+from grit_scan.rules import rules as registry_rules
+
+KINDS = [k.value for k in Kind]
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures"
@@ -135,7 +138,8 @@ def test_sarif_is_structurally_valid(reports, name):
     assert s["version"] == "2.1.0" and s["$schema"].endswith("sarif-2.1.0.json")
     (run,) = s["runs"]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == list(KINDS)  # one rule per kind
+    assert [r["id"] for r in rules] == [r.code for r in registry_rules()]  # one per kind
+    assert {r["properties"]["kind"] for r in rules} == set(KINDS)
     for res in run["results"]:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
         assert res["level"] in ("error", "warning", "note", "none")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import typer
 
-from ..cli import UsageError, app
 from ..codec import descriptor as desc_mod
 from ..codec import explain as explain_mod
 from ..codec.base32 import encode as b32
@@ -20,6 +19,7 @@ from ..codec.errors import GritError, Status
 from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import registry, resolve
 from ..codec.layout import split_payload
+from ._app import UsageError, app
 from .common import emit_json, parse_int_list
 
 _HEX32 = re.compile(r"(0x)?[0-9a-fA-F]{32}")

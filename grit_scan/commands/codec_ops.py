@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from ..cli import UsageError, app
 from ..codec import descriptor as desc_mod
 from ..codec import vectors as vectors_mod
 from ..codec.base32 import encode as b32
@@ -18,6 +17,7 @@ from ..codec.encode import encode
 from ..codec.errors import GritCheckError, GritError
 from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import Grade, registry, resolve
+from ._app import UsageError, app
 from .common import emit_json, parse_int_list
 
 DEFAULT_VECTORS = Path("fixtures/conformance/vectors.json")

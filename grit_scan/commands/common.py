@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from ..cli import UsageError
+from ._app import UsageError
 
 
 def emit_json(obj: Any) -> None:

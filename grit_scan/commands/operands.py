@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..cli import UsageError
 from ..codec import explain as explain_mod
 from ..codec.errors import GritError
+from ._app import UsageError
 from .tensor_ops import operand as tensor_operand
 from .tensor_ops import split_spec
 

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from ..api import scan
-from ..cli import UsageError, app, debug_enabled
-from ..codec.base32 import encode as b32
+from ..api import ReadError, scan, write_manifest
 from ..codec.errors import GritError
-from ..codec.fingerprint import gid
 from ..report import sarif, text
-from ..report.model import Report
+from ..report.policy import ExitPolicy
+from ..report.report import Report
+from ._app import UsageError, app, debug_enabled
 from .common import emit_json
 
 
@@ -38,17 +35,20 @@ def scan_cmd(
     policy: str = typer.Option("graded", "--exit-policy", metavar="graded|simple",
                                help="graded: 0/1/2/3/4 by severity; simple: 0/1/2."),
     select: str | None = typer.Option(None, "--select", metavar="KIND,...",
-                                      help="Report only these finding kinds."),
+                                      help="Report only these finding kinds: names, codes "
+                                           "(GRIT101) or code prefixes (GRIT1)."),
     ignore: str | None = typer.Option(None, "--ignore", metavar="KIND,...",
-                                      help="Do not report these finding kinds."),
+                                      help="Do not report these finding kinds (names, codes "
+                                           "or prefixes)."),
     jobs: int | None = typer.Option(None, "--jobs", metavar="N",
                                     help="Files read in parallel by --deep (default: CPUs)."),
 ) -> None:
     """Audit checkpoints against GRIT v1 and report what is wrong."""
     if as_json and as_sarif:
         raise UsageError("--json and --sarif are exclusive")
-    if policy not in ("graded", "simple"):
+    if policy not in {p.value for p in ExitPolicy}:
         raise UsageError("--exit-policy takes graded or simple")
+    exit_policy = ExitPolicy(policy)
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs takes a positive number")
     progress = read_progress = None
@@ -81,17 +81,13 @@ def scan_cmd(
     finally:
         if pc is not None:
             bar.stop()
-    if debug_enabled():
-        from ..parsers.tree import READ_TRACEBACKS
-        from ..rules import DEBUG_TRACEBACKS
-
-        for tb in READ_TRACEBACKS + DEBUG_TRACEBACKS:
-            sys.stderr.write(tb)
-    emit(report, as_json, as_sarif, policy)
-    raise typer.Exit(report.exit_code(policy))
+    for tb in report.tracebacks:
+        sys.stderr.write(tb)
+    emit(report, as_json, as_sarif, exit_policy)
+    raise typer.Exit(report.exit_code(exit_policy))
 
 
-def emit(report: Report, as_json: bool, as_sarif: bool, policy: str) -> None:
+def emit(report: Report, as_json: bool, as_sarif: bool, policy: ExitPolicy) -> None:
     if as_json:
         emit_json(report.to_json())
     elif as_sarif:
@@ -114,40 +110,9 @@ def manifest_cmd(
 
     Commit it; `grit scan grit-manifest.json` then reports every tensor whose
     gid or digest changed and every file that is gone."""
-    report = scan(paths or ["."], deep=False, jobs=1)
-    base = os.path.realpath(os.path.dirname(os.path.abspath(out)))
-    entries = []
-    from ..parsers.fileio import SafeFile
-    from ..rules.deep import digest_of
-
-    for a in report.artifacts:
-        if not a.parsed or a.format not in ("safetensors", "gguf"):
-            continue
-        real = os.path.realpath(a.abs_path)
-        rel = os.path.relpath(real, base)
-        if rel.startswith(".."):
-            raise UsageError(f"{a.path} is outside {base}: write the manifest in a directory "
-                             "that contains every scanned file")
-        tensors = {}
-        f = SafeFile(real) if deep else None
-        try:
-            for q in a.quantized:
-                if q.desc is None or q.grade is None:
-                    continue
-                ent = {"desc": q.desc.hex(), "shape": list(q.shape),
-                       "gid": b32(gid(q.grade, q.desc, q.shape))}
-                if f is not None:
-                    ent["digest"] = digest_of(f, q).hex()
-                tensors[q.name] = ent
-        finally:
-            if f is not None:
-                f.close()
-        entries.append({"path": rel.replace(os.sep, "/"), "tensors": tensors})
-    doc = {"grit_manifest": 1, "artifacts": entries}
     try:
-        out.write_text(json.dumps(doc, indent=1) + "\n")
-    except OSError as exc:
-        raise UsageError(f"--out: {exc.strerror or exc}: {out}") from None
-    n = sum(len(e["tensors"]) for e in entries)
-    typer.echo(f"wrote {out}: {len(entries)} file(s), {n} described tensor(s)"
+        files, n = write_manifest(paths or ["."], out, deep=deep)
+    except GritError as exc:
+        raise UsageError(f"--out: {exc}" if isinstance(exc, ReadError) else str(exc)) from None
+    typer.echo(f"wrote {out}: {files} file(s), {n} described tensor(s)"
                + (" with digests" if deep else ""))

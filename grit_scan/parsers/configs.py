@@ -10,18 +10,15 @@ globs, substring and suffix matching otherwise).
 
 from __future__ import annotations
 
-import fnmatch
 import json
-import re
 from typing import Any
 
-from ..model import Artifact, IssueCode
+from ..artifact import Artifact, IssueCode
+from ..names import Declared, applies, pattern_matches  # noqa: F401 - re-exported
 from .fileio import ReadError, SafeFile
 
 MAX_JSON = 64 * 1024 * 1024  # a config or index larger than this is refused unread
 CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
-
-Declared = dict[str, Any]
 
 
 def read_json(path: str, art: Artifact) -> Any | None:
@@ -33,7 +30,7 @@ def read_json(path: str, art: Artifact) -> Any | None:
                           f"manifest (limit {MAX_JSON:,}); not parsed")
                 art.parsed = False
                 return None
-            raw = f.read(0, f.size)
+            raw = f.read_at(0, f.size)
             why = f.changed()
             if why:
                 art.issue(IssueCode.CHANGED, f"{why}; its contents were not used")
@@ -194,22 +191,3 @@ def merge(found: list[Declared]) -> Declared | None:
     out["sources"] = [d["source"] for d in found]
     out["all"] = found
     return out
-
-
-def pattern_matches(pattern: str, module: str) -> bool:
-    """How the loaders match ignore / modules_to_not_convert / exclude_modules."""
-    if pattern.startswith("re:"):
-        try:
-            return re.match(pattern[3:], module) is not None
-        except re.error:
-            return False
-    if any(c in pattern for c in "*?["):
-        return fnmatch.fnmatchcase(module, pattern) or fnmatch.fnmatchcase(module, pattern + ".*")
-    return module == pattern or module.endswith("." + pattern) or pattern in module.split(".")
-
-
-def applies(declared: Declared | None, module: str) -> bool:
-    """True when the declared quantisation covers ``module`` (not ignored)."""
-    if declared is None:
-        return False
-    return not any(pattern_matches(p, module) for p in declared.get("ignore", []))

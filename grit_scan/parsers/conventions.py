@@ -14,42 +14,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 
+from ..artifact import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
 from ..codec.check import expected_plane_sizes
 from ..codec.errors import GritError
 from ..codec.grade import GRADE_MXFP4, GRADE_NVF4, Grade, parse_grade
-from ..model import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
-from .configs import Declared
+from ..names import Declared, split_name
 
-# Longest first: the suffixes that attach a stored tensor to its module.
-SUFFIXES = (
-    ".weight.quant_state.bitsandbytes__nf4", ".weight.quant_state.bitsandbytes__fp4",
-    ".weight.nested_quant_map", ".weight.nested_absmax", ".weight.quant_map", ".weight.absmax",
-    ".weight_global_scale", ".input_global_scale", ".weight_zero_point", ".weight_scale_inv",
-    ".weight_scale_2", ".weight_packed", ".weight_scale", ".weight_shape", ".weight_g_idx",
-    ".weight_format", ".input_scale", ".qweight", ".qzeros", ".scales", ".g_idx", ".weight",
-    ".bias", ".SCB", "_blocks", "_scales", ".blocks",
-)
 UNQUANTISED = {"F32", "F16", "BF16", "F64"}
 FP8 = {"F8_E4M3", "F8_E5M2"}
-
-
-_DOT_SUFFIXES = {s for s in SUFFIXES if s.startswith(".")}
-_US_SUFFIXES = tuple(s for s in SUFFIXES if not s.startswith("."))
-_MAX_DOTS = max(s.count(".") for s in _DOT_SUFFIXES)
-
-
-def split_name(name: str) -> tuple[str, str]:
-    """(module, suffix) of a stored tensor name: the longest known suffix."""
-    parts = name.split(".")
-    for k in range(min(_MAX_DOTS, len(parts) - 1), 0, -1):
-        suf = "." + ".".join(parts[-k:])
-        if suf in _DOT_SUFFIXES and len(name) > len(suf):
-            return name[: -len(suf)], suf
-    for s in _US_SUFFIXES:
-        if name.endswith(s) and len(name) > len(s):
-            return name[: -len(s)], s
-    return name, ""
 
 
 @dataclass

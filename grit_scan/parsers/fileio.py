@@ -1,6 +1,6 @@
 """Bounded, read-only file access for the readers.
 
-Every byte a reader looks at goes through ``SafeFile.read``, which
+Every byte a reader looks at goes through ``SafeFile.read_at``, which
 * opens non-blocking and refuses anything that is not a regular file (a FIFO
   named *.safetensors must never block the scan),
 * reads with pread at explicit offsets, never past the size seen at open and
@@ -17,19 +17,18 @@ import os
 import stat
 import threading
 
-from ..codec.errors import GritError
+from ..artifact import ReadError
 
 _counter_lock = threading.Lock()
 _BYTES_READ = [0]
 
 
 def bytes_read() -> int:
-    """Total bytes returned by SafeFile.read in this process."""
+    """Total bytes returned by SafeFile.read_at in this process."""
     return _BYTES_READ[0]
 
 
-class ReadError(GritError):
-    """A file that cannot be opened or read (not a regular file, EACCES, EIO)."""
+__all__ = ["NotRegular", "ReadError", "SafeFile", "bytes_read"]
 
 
 class NotRegular(ReadError):
@@ -41,6 +40,7 @@ class SafeFile:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.name = path
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
         try:
             self.fd = os.open(path, flags)
@@ -61,8 +61,9 @@ class SafeFile:
         self.size = st.st_size
         self._ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def read(self, offset: int, n: int) -> bytes:
-        """Up to ``n`` bytes at ``offset``; fewer only at the end of the file."""
+    def read_at(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes at ``offset``; fewer only at the end of the file
+        (the ``ByteSource`` interface, parsers/interface.py)."""
         if offset < 0 or n < 0:
             raise ReadError(f"bad read request ({offset}, {n})")
         n = max(0, min(n, self.size - offset))

@@ -17,10 +17,11 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..artifact import Artifact, IssueCode, StoredTensor
 from ..codec.errors import GritError
-from ..model import Artifact, IssueCode, StoredTensor
-from .fileio import SafeFile
+from .fileio import SafeFile  # noqa: F401
 from .ggml_types import block_size, logical_shape, type_name
+from .interface import ByteSource
 
 try:  # the optional compiled helper (setup.py); the Python loop is the fallback
     from .. import _fnv as _compiled  # type: ignore[attr-defined]
@@ -72,7 +73,7 @@ class GgufHeader:
 class _Reader:
     """Sequential reads through a bounded window over a SafeFile."""
 
-    def __init__(self, f: SafeFile) -> None:
+    def __init__(self, f: ByteSource) -> None:
         self.f = f
         self.pos = 0
         self.win_start = 0
@@ -81,7 +82,7 @@ class _Reader:
 
     def _refill(self, need: int) -> None:
         self.win_start = self.pos
-        self.win = self.f.read(self.pos, max(need, self.next_window))
+        self.win = self.f.read_at(self.pos, max(need, self.next_window))
         self.next_window = min(WINDOW_MAX, self.next_window * 2)
 
     def remaining(self) -> int:
@@ -202,7 +203,7 @@ def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
     raise ParseError(f"{key!r}: value type {vtype} is not a GGUF value type (0-12)")
 
 
-def read_header(f: SafeFile, art: Artifact) -> GgufHeader:
+def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
     r = _Reader(f)
     if f.size < 4 or r.take(4, "magic") != MAGIC:
         raise ParseError("bad magic: not a GGUF file")

@@ -14,11 +14,11 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..artifact import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import Grade, parse_grade, registry
 from ..codec.placement import expression_word, parse_layout
-from ..model import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
 
 _HEX16 = re.compile(r"(0x)?[0-9a-fA-F]{16}")
 _HEX32 = re.compile(r"[0-9a-fA-F]{32}")

@@ -15,7 +15,7 @@ import re
 from pathlib import PureWindowsPath
 from typing import Any
 
-from ..model import Artifact, IssueCode
+from ..artifact import Artifact, IssueCode
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")

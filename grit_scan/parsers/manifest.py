@@ -9,22 +9,29 @@ manifest's directory, and files that are gone are reported.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from ..artifact import Artifact, Format, IssueCode, QTensor, ReadError, Source
 from ..codec import base32
 from ..codec import descriptor as desc_mod
-from ..codec.errors import GritError
-from ..model import Artifact, IssueCode, QTensor, Source
+from ..codec.errors import GritError, GritValueError
+from ..codec.fingerprint import digest_stream, gid
 from .configs import read_json
 from .index import escapes
+from .planes import open_planes
+
+MANIFEST_VERSION = 1
 
 _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 
 
 def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[str]]:
-    art = Artifact(path=display, abs_path=path, format="grit-manifest", group=group)
+    art = Artifact(path=display, abs_path=path, format=Format.MANIFEST, group=group)
     obj = read_json(path, art)
     listed: list[str] = []
     if obj is None:
@@ -87,3 +94,64 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any) -> QTensor | None:
         q.expected_digest = bytes.fromhex(dg)
     q.notes.append(f"file={rel}")
     return q
+
+
+def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> None:
+    """Give each listed file's tensors the digest the manifest recorded (a
+    hash join on real path and tensor name), unless the file records its own."""
+    base = os.path.dirname(man.abs_path)
+    by_file: dict[str, dict[str, QTensor]] = {}
+    for q in man.quantized:
+        if q.expected_digest is None:
+            continue
+        rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
+        art = files.get(os.path.realpath(os.path.join(base, rel)))
+        if art is None:
+            continue
+        want = by_file.setdefault(art.abs_path, {})
+        want[q.name] = q
+    for path, want in by_file.items():
+        art = files[path]
+        art.quantized[:] = [
+            replace(c, expected_digest=want[c.name].expected_digest)
+            if c.name in want and c.expected_digest is None else c
+            for c in art.quantized]
+
+
+def manifest_document(artifacts: Sequence[Artifact], base: str, deep: bool) -> dict[str, Any]:
+    """The grit-manifest.json object for ``artifacts`` (paths relative to
+    ``base``); with ``deep`` every described tensor's §6.5 digest is read."""
+    entries = []
+    for a in artifacts:
+        if not a.parsed or not a.format.is_checkpoint_file:
+            continue
+        real = os.path.realpath(a.abs_path)
+        rel = os.path.relpath(real, base)
+        if rel.startswith(".."):
+            raise GritValueError(f"{a.path} is outside {base}: write the manifest in a "
+                                 "directory that contains every scanned file")
+        tensors: dict[str, Any] = {}
+        described = [q for q in a.quantized if q.desc is not None and q.grade is not None]
+        digests: dict[str, str] = {}
+        if deep and described:
+            with open_planes(a) as planes:
+                for q in described:
+                    digests[q.name] = digest_stream(planes.stored_planes(q)).hex()
+        for q in described:
+            assert q.desc is not None and q.grade is not None
+            ent: dict[str, Any] = {"desc": q.desc.hex(), "shape": list(q.shape),
+                                   "gid": base32.encode(gid(q.grade, q.desc, q.shape))}
+            if q.name in digests:
+                ent["digest"] = digests[q.name]
+            tensors[q.name] = ent
+        entries.append({"path": rel.replace(os.sep, "/"), "tensors": tensors})
+    return {"grit_manifest": MANIFEST_VERSION, "artifacts": entries}
+
+
+def write_manifest(doc: Mapping[str, Any], out: str) -> None:
+    """Write a manifest document (raises ReadError with the OS reason)."""
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, indent=1) + "\n")
+    except OSError as exc:
+        raise ReadError(f"{exc.strerror or exc}: {out}") from None

@@ -1,29 +1,31 @@
-"""File-level readers: one path in, one Artifact out.
+"""The two checkpoint readers (parsers/interface.py): safetensors and GGUF.
 
-Each reader opens the file through SafeFile (regular files only, bounded
-reads), reads the header, recovers or infers descriptors, re-checks that the
-file did not change while it was read, and records every problem as an
-issue.  A file that cannot be parsed at all comes back with ``parsed=False``
-and an UNPARSEABLE issue; nothing here raises for file contents.
+Each reads the header through a ``ByteSource`` (bounded reads), recovers or
+infers descriptors, re-checks that the source did not change while it was
+read, and records every problem as an issue.  A file that cannot be parsed
+at all comes back with ``parsed=False`` and an UNPARSEABLE issue; nothing
+here raises for file contents.
 """
 
 from __future__ import annotations
 
 import re
+import struct
 from collections import Counter
 from collections.abc import Callable
 from operator import itemgetter
 from typing import Any, TypeVar
 
+from ..artifact import Artifact, Format, IssueCode, PlaneRef, QTensor, ReadError, Source
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import registry
-from ..model import Artifact, IssueCode, PlaneRef, QTensor, Source
+from ..names import Declared
 from . import conventions, gguf_reader, safetensors_reader
-from .configs import Declared
-from .fileio import ReadError, SafeFile
+from .fileio import SafeFile
 from .ggml_types import MAPPINGS, NOT_REPRESENTABLE, UNQUANTISED, type_name
 from .grit_header import parse_grades, parse_layouts, recover_safetensors
+from .interface import ByteSource, ReadContext, default_role
 from .roles import gguf_role
 
 _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
@@ -36,18 +38,17 @@ def _fail(art: Artifact, msg: str) -> Artifact:
     return art
 
 
-def _read_header(art: Artifact, read: Callable[[SafeFile, Artifact], T]) -> T | None:
-    """Open the file, read its header with ``read``, check that the file did
-    not change meanwhile.  None (with an issue on ``art``) when it could not."""
+def _read_header(art: Artifact, source: ByteSource,
+                 read: Callable[[ByteSource, Artifact], T]) -> T | None:
+    """Read the header with ``read``, check that the source did not change
+    meanwhile.  None (with an issue on ``art``) when it could not."""
+    art.size = source.size
     try:
-        with SafeFile(art.abs_path) as f:
-            art.size = f.size
-            try:
-                hdr = read(f, art)
-            except (safetensors_reader.ParseError, gguf_reader.ParseError) as exc:
-                _fail(art, str(exc))
-                return None
-            why = f.changed()
+        hdr = read(source, art)
+        why = source.changed()
+    except (safetensors_reader.ParseError, gguf_reader.ParseError) as exc:
+        _fail(art, str(exc))
+        return None
     except ReadError as exc:
         art.parsed = False
         art.issue(IssueCode.SKIPPED, str(exc))
@@ -57,11 +58,76 @@ def _read_header(art: Artifact, read: Callable[[SafeFile, Artifact], T]) -> T | 
     return hdr
 
 
+class SafetensorsReader:
+    format = Format.SAFETENSORS
+
+    def sniff(self, head: bytes, name: str, size: int) -> bool:
+        """An 8-byte little-endian header length that fits, then JSON."""
+        if len(head) < 9:
+            return False
+        (n,) = struct.unpack("<Q", head[:8])
+        return 2 <= n <= min(safetensors_reader.MAX_HEADER, size - 8) and head[8:9] in (
+            b"{", b" ", b"\n", b"\t", b"\r")
+
+    def claims(self, name: str) -> bool:
+        return name.lower().endswith(".safetensors")
+
+    def read(self, source: ByteSource, ctx: ReadContext) -> Artifact:
+        return _read_safetensors(source, ctx)
+
+
+class GgufReader:
+    format = Format.GGUF
+
+    def sniff(self, head: bytes, name: str, size: int) -> bool:
+        return head[:4] == gguf_reader.MAGIC
+
+    def claims(self, name: str) -> bool:
+        return name.lower().endswith(".gguf")
+
+    def read(self, source: ByteSource, ctx: ReadContext) -> Artifact:
+        return _read_gguf(source, ctx)
+
+
+CHECKPOINT_READERS = (GgufReader(), SafetensorsReader())
+
+
+def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = None) -> Artifact:
+    """Open a local file and read it with the reader of ``fmt`` (or the one
+    that sniffs it); an unopenable file becomes an issue, never an exception."""
+    ctx = ctx or ReadContext(display=path, abs_path=path)
+    try:
+        with SafeFile(path) as f:
+            reader = next((r for r in CHECKPOINT_READERS if r.format is fmt), None)
+            if reader is None:
+                head = f.read_at(0, 16)
+                reader = next((r for r in CHECKPOINT_READERS
+                               if r.sniff(head, path, f.size) or r.claims(path)),
+                              CHECKPOINT_READERS[1])
+            return reader.read(f, ctx)
+    except ReadError as exc:
+        art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=fmt or Format.SAFETENSORS,
+                       parsed=False)
+        art.issue(IssueCode.SKIPPED, str(exc))
+        return art
+
+
 def read_safetensors(path: str, display: str, declared: Declared | None = None,
                      role: Callable[[str], str] | None = None) -> Artifact:
-    art = Artifact(path=display, abs_path=path, format="safetensors")
-    role = role or (lambda m: m if m.endswith(".weight") else m + ".weight")
-    hdr = _read_header(art, safetensors_reader.read_header)
+    """A local safetensors file (tests, fuzzing and tools use this form)."""
+    return read_path(path, ReadContext(display, path, declared, role or default_role),
+                     Format.SAFETENSORS)
+
+
+def read_gguf(path: str, display: str) -> Artifact:
+    """A local GGUF file."""
+    return read_path(path, ReadContext(display, path), Format.GGUF)
+
+
+def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
+    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS)
+    declared, role = ctx.declared, ctx.role
+    hdr = _read_header(art, source, safetensors_reader.read_header)
     if hdr is None:
         return art
     art.metadata = {"header_len": hdr.header_len}
@@ -89,9 +155,9 @@ def read_safetensors(path: str, display: str, declared: Declared | None = None,
     return art
 
 
-def read_gguf(path: str, display: str) -> Artifact:
-    art = Artifact(path=display, abs_path=path, format="gguf")
-    h = _read_header(art, gguf_reader.read_header)
+def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
+    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
+    h = _read_header(art, source, gguf_reader.read_header)
     if h is None:
         return art
     art.tensors = h.tensors

@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from ..artifact import Artifact, IssueCode, StoredTensor, TensorTable
 from ..codec.errors import GritError
-from ..model import Artifact, IssueCode, StoredTensor, TensorTable
-from .fileio import SafeFile
+from .fileio import SafeFile  # noqa: F401
+from .interface import ByteSource
 
 MAX_HEADER = 100_000_000
 MAX_TENSORS = 100_000  # per file: real shards hold hundreds; more is a time-exhaustion header
@@ -58,18 +59,18 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_header(f: SafeFile, art: Artifact) -> Header:
+def read_header(f: ByteSource, art: Artifact) -> Header:
     """Parse and validate the header; problems become issues on ``art``.
     Raises ParseError when nothing can be read."""
     if f.size < 8:
         raise ParseError(f"header too small: the file is {f.size} bytes; a safetensors file "
                          "starts with an 8-byte header length")
-    (n,) = struct.unpack("<Q", f.read(0, 8))
+    (n,) = struct.unpack("<Q", f.read_at(0, 8))
     if n > MAX_HEADER:
         raise ParseError(f"header length {n} exceeds the {MAX_HEADER:,}-byte limit")
     if 8 + n > f.size:
         raise ParseError(f"header length {n} runs past the end of the {f.size}-byte file")
-    raw = f.read(8, n)
+    raw = f.read_at(8, n)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import os
 import stat
-import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..model import Artifact, Issue, IssueCode, ScanInput
+from ..artifact import Artifact, Format, Issue, IssueCode, ReadError, ScanInput
+from ..names import Declared
 from . import configs, index, readers
-from .fileio import ReadError, SafeFile
-from .manifest import read_manifest
+from .fileio import SafeFile
+from .interface import SNIFF_BYTES, ReadContext
+from .manifest import attach_expected, read_manifest
 from .roles import role_function
 
 INDEX_SUFFIX = ".index.json"
@@ -35,47 +36,41 @@ class _Dir:
     """What one directory holds: its checkpoint files, configs, indexes."""
 
     rel: str
-    files: list[tuple[str, str, str]] = field(default_factory=list)  # (abs, display, kind)
+    files: list[tuple[str, str, Format]] = field(default_factory=list)  # (abs, display, fmt)
     configs: dict[str, str] = field(default_factory=dict)  # name -> abs
     indexes: list[tuple[str, str]] = field(default_factory=list)
     manifests: list[tuple[str, str]] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # file name -> abs (for indexes)
 
 
-def sniff(path: str) -> str | None:
-    """'gguf', 'safetensors' or None, from the first bytes."""
+def sniff(path: str) -> Format | None:
+    """The checkpoint format whose reader recognises the first bytes."""
     try:
         with SafeFile(path) as f:
-            head = f.read(0, 16)
+            head = f.read_at(0, SNIFF_BYTES)
             size = f.size
     except ReadError:
         return None
-    if head[:4] == b"GGUF":
-        return "gguf"
-    if len(head) >= 9:
-        (n,) = struct.unpack("<Q", head[:8])
-        if 2 <= n <= min(100_000_000, size - 8) and head[8:9] in (b"{", b" ", b"\n", b"\t",
-                                                                  b"\r"):
-            return "safetensors"
+    for r in readers.CHECKPOINT_READERS:
+        if r.sniff(head, path, size):
+            return r.format
     return None
 
 
-def _classify(name: str, path: str) -> str | None:
+def classify(name: str, path: str) -> Format | None:
+    """What a file is: JSON formats by name, checkpoints by content (the
+    extension only decides which reader explains a broken file)."""
     low = name.lower()
     if low.endswith(INDEX_SUFFIX):
-        return "index"
+        return Format.INDEX
     if low == MANIFEST_NAME:
-        return "manifest"
+        return Format.MANIFEST
     if low in configs.CONFIG_NAMES:
-        return "config"
-    kind = sniff(path)
-    if kind:
-        return kind
-    if low.endswith(".safetensors"):
-        return "safetensors"  # broken: the reader will say why
-    if low.endswith(".gguf"):
-        return "gguf"
-    return None
+        return Format.CONFIG
+    fmt = sniff(path)
+    if fmt is not None:
+        return fmt
+    return next((r.format for r in readers.CHECKPOINT_READERS if r.claims(name)), None)
 
 
 class Walker:
@@ -92,9 +87,11 @@ class Walker:
     def disp(self, rel: str) -> str:
         return os.path.join(self.display_root, rel) if rel else self.display_root
 
-    def skip(self, rel: str, why: str) -> None:
-        self.skipped.append(Issue(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}",
-                                  detail={"path": self.disp(rel)}))
+    def skip(self, rel: str, why: str, escape: bool = False) -> None:
+        detail: dict[str, object] = {"path": self.disp(rel)}
+        if escape:
+            detail["escape"] = True
+        self.skipped.append(Issue(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}", detail=detail))
 
     def walk(self, real_dir: str, rel: str) -> None:
         if real_dir in self.visited:
@@ -129,7 +126,7 @@ class Walker:
                     continue
                 if not self.inside(target):
                     self.skip(erel, "symlink points outside the scanned root; not followed "
-                              "(scan the directory that contains its target)")
+                              "(scan the directory that contains its target)", escape=True)
                     continue
                 try:
                     st = os.stat(target)
@@ -146,27 +143,27 @@ class Walker:
                 continue  # the same blob through two links
             self.visited.add(target)
             d.names[e.name] = target
-            kind = _classify(e.name, target)
-            if kind is None:
+            fmt = classify(e.name, target)
+            if fmt is None:
                 continue
-            if kind == "config":
+            if fmt is Format.CONFIG:
                 d.configs[e.name.lower()] = target
-            elif kind == "index":
+            elif fmt is Format.INDEX:
                 d.indexes.append((target, self.disp(erel)))
-            elif kind == "manifest":
+            elif fmt is Format.MANIFEST:
                 d.manifests.append((target, self.disp(erel)))
             else:
-                d.files.append((target, self.disp(erel), kind))
+                d.files.append((target, self.disp(erel), fmt))
 
 
-def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[configs.Declared | None,
+def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
                                                   Callable[[str], str], list[Artifact]]:
-    found: list[configs.Declared] = []
+    found: list[Declared] = []
     info: dict[str, object] = {}
     arts: list[Artifact] = []
     for name in sorted(d.configs):
         path = d.configs[name]
-        art = Artifact(path=os.path.join(group, name), abs_path=path, format="config",
+        art = Artifact(path=os.path.join(group, name), abs_path=path, format=Format.CONFIG,
                        group=group)
         obj = configs.read_json(path, art)
         if art.issues:
@@ -202,19 +199,17 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[configs.Declared | 
 READ_TRACEBACKS: list[str] = []
 
 
-def contained_read(path: str, disp: str, kind: str, declared: configs.Declared | None,
+def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
                    role: Callable[[str], str]) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
     that file (a finding with the exception's message), never the scan."""
     try:
-        if kind == "gguf":
-            return readers.read_gguf(path, disp)
-        return readers.read_safetensors(path, disp, declared, role)
+        return readers.read_path(path, ReadContext(disp, path, declared, role), fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
         READ_TRACEBACKS.append(traceback.format_exc())
-        art = Artifact(path=disp, abs_path=path, format=kind, parsed=False)
+        art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False)
         art.issue(IssueCode.UNPARSEABLE, f"internal error while reading this file: "
                   f"{type(exc).__name__}: {exc} (other files are unaffected; --debug shows "
                   "the traceback)", internal_error=True)
@@ -226,15 +221,15 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     declared, role, cfg_arts = _declared(d, scan, group)
     scan.artifacts.extend(cfg_arts)
     by_name: dict[str, Artifact] = {}
-    for path, disp, kind in d.files:
-        art = contained_read(path, disp, kind, declared, role)
+    for path, disp, fmt in d.files:
+        art = contained_read(path, disp, fmt, declared, role)
         art.group = group
         scan.artifacts.append(art)
         if tick is not None:
             tick()
         by_name[os.path.basename(disp)] = art
     for path, disp in d.indexes:
-        art = Artifact(path=disp, abs_path=path, format="index", group=group)
+        art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
         obj = configs.read_json(path, art)
         if obj is not None:
             wm = index.parse_index(obj, art)
@@ -254,9 +249,9 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             real = os.path.realpath(target)
             if real in read or not os.path.isfile(real):
                 continue
-            kind = _classify(os.path.basename(rel), real)
+            fmt = classify(os.path.basename(rel), real)
             shown = os.path.join(os.path.dirname(disp), rel)
-            art = contained_read(real, shown, kind or "safetensors", declared, role)
+            art = contained_read(real, shown, fmt or Format.SAFETENSORS, declared, role)
             art.group = group
             scan.artifacts.append(art)
             read.add(real)
@@ -298,10 +293,10 @@ def collect(paths: list[str], deep: bool = False,
             scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: not a regular file (FIFO, "
                                       "socket or device); skipped", detail={"path": p}))
             continue
-        kind = _classify(name, p)
-        if kind in ("safetensors", "gguf"):
-            d.files.append((p, p, kind))
-        elif kind == "index":
+        fmt = classify(name, p)
+        if fmt is not None and fmt.is_checkpoint_file:
+            d.files.append((p, p, fmt))
+        elif fmt is Format.INDEX:
             d.indexes.append((p, p))
             # an index's shards live beside it: that directory is the tree
             parent = os.path.dirname(p) or "."
@@ -311,19 +306,19 @@ def collect(paths: list[str], deep: bool = False,
             d.files = [f for f in top.files]
             d.names = top.names
             d.configs = top.configs
-        elif kind == "manifest":
+        elif fmt is Format.MANIFEST:
             d.manifests.append((p, p))
-        elif kind == "config":
+        elif fmt is Format.CONFIG:
             continue
         else:
             scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: neither safetensors, GGUF, an "
                                       "index nor a manifest", detail={"path": p}))
             continue
         _read_dir(d, scan, os.path.dirname(p) or ".")
+    # what a manifest recorded travels with the files' tensors (--deep
+    # verifies recorded digests), so no rule has to change the model
+    files = {a.abs_path: a for a in scan.artifacts if a.format.is_checkpoint_file}
+    for man in scan.artifacts:
+        if man.format is Format.MANIFEST and man.parsed:
+            attach_expected(man, files)
     return scan
-
-
-def iter_quantized(scan: ScanInput) -> Iterator[tuple[Artifact, object]]:
-    for a in scan.artifacts:
-        for q in a.quantized:
-            yield a, q

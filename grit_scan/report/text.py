@@ -10,8 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..rules.kinds import SEVERITIES
-from .model import Report, artifact_summary
+from ..artifact import Format
+from ..rules.finding import Severity
+from .json_format import artifact_summary
+from .policy import ExitPolicy
+from .report import Report
 
 
 def clean(s: str) -> str:
@@ -22,10 +25,10 @@ def clean(s: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
 
 
-STYLE = {"structural": "bold red", "disagreement": "bold yellow", "warning": "yellow",
-         "info": "dim"}
-TITLE = {"structural": "Structural", "disagreement": "Disagreements", "warning": "Warnings",
-         "info": "Information"}
+STYLE = {Severity.STRUCTURAL: "bold red", Severity.DISAGREEMENT: "bold yellow",
+         Severity.WARNING: "yellow", Severity.INFO: "dim"}
+TITLE = {Severity.STRUCTURAL: "Structural", Severity.DISAGREEMENT: "Disagreements",
+         Severity.WARNING: "Warnings", Severity.INFO: "Information"}
 
 
 def _grades(s: dict[str, Any]) -> str:
@@ -40,23 +43,24 @@ def _grades(s: dict[str, Any]) -> str:
     return ", ".join(parts) or "-"
 
 
-def render(report: Report, console: Console, policy: str = "graded") -> None:
+def render(report: Report, console: Console,
+           policy: ExitPolicy = ExitPolicy.GRADED) -> None:
     table = Table(title="Artifacts", show_lines=False, expand=False)
     for col in ("file", "format", "tensors", "quantised", "grades", "descriptor sources"):
         table.add_column(col, overflow="fold")
     for a in report.artifacts:
-        if a.format == "config" and a.parsed:
+        if a.format is Format.CONFIG and a.parsed:
             continue
         s = artifact_summary(a)
         src = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "-"
-        fmt_ = a.format if a.parsed else f"{a.format} (unparsed)"
+        fmt_ = a.format.value if a.parsed else f"{a.format.value} (unparsed)"
         table.add_row(Text(clean(a.path)), fmt_, str(s["n_tensors"]), str(s["n_quantized"]),
                       Text(clean(_grades(s))), src)
     console.print(table)
     for m in report.messages:
         console.print(Text(f"note: {m}", style="dim"))
     groups = report.by_severity()
-    for sev in SEVERITIES:
+    for sev in Severity:
         items = groups[sev]
         if not items:
             continue
@@ -64,7 +68,7 @@ def render(report: Report, console: Console, policy: str = "graded") -> None:
         console.print(Text(f"{TITLE[sev]} ({len(items)})", style=STYLE[sev]))
         for f in items:
             head = Text("  ")
-            head.append(f"{f.kind}", style=STYLE[sev])
+            head.append(f"{f.kind.value}", style=STYLE[sev])
             head.append(f"  {clean(f.path)}")
             if f.tensor:
                 head.append(f" :: {clean(f.tensor)}")
@@ -87,7 +91,7 @@ def render(report: Report, console: Console, policy: str = "graded") -> None:
     codes = report.exit_codes
     console.print()
     n = sum(1 for f in report.findings if f.counts)
-    console.print(Text(f"{n} finding(s); exit {codes[policy]} ({policy} policy; graded "
+    console.print(Text(f"{n} finding(s); exit {codes[policy.value]} ({policy.value} policy; graded "
                        f"{codes['graded']}, simple {codes['simple']})"))
 
 

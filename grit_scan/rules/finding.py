@@ -1,43 +1,86 @@
-"""A finding: what the rules say about one file, tensor or group of them."""
+"""A finding: what a rule says about one file, tensor or group of them.
+
+``Severity`` orders the exit codes of §13; ``Finding`` is frozen, so a
+renderer or a consumer of the library can never change what a rule said.
+"""
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
-from .kinds import INFO, severity
+from .codes import Kind
 
 
-@dataclass
+class Severity(str, enum.Enum):
+    """The four severity classes, most serious first (§13)."""
+
+    STRUCTURAL = "structural"
+    DISAGREEMENT = "disagreement"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    @property
+    def code_class(self) -> int:
+        """The hundreds digit of the codes of this class (GRIT1xx structural)."""
+        return _RANK[self] + 1
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_RANK = {s: i for i, s in enumerate(Severity)}
+
+
+def _frozen(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True)
 class Finding:
-    kind: str
+    """One finding.  Build it with ``Rule.finding`` so code, kind and
+    severity always come from the rule that raised it."""
+
+    code: str
+    kind: Kind
+    severity: Severity
     path: str
     message: str
     tensor: str | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-    severity: str = ""
+    detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
-        if not self.severity:
-            self.severity = severity(self.kind)
+        if not isinstance(self.detail, MappingProxyType):
+            object.__setattr__(self, "detail", _frozen(self.detail))
 
     @property
     def counts(self) -> bool:
         """Info findings never change the exit code."""
-        return self.severity != INFO
+        return self.severity is not Severity.INFO
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "severity": self.severity, "path": self.path,
-                "tensor": self.tensor, "message": self.message, "detail": _plain(self.detail)}
+        return {"code": self.code, "kind": self.kind.value, "severity": self.severity.value,
+                "path": self.path, "tensor": self.tensor, "message": self.message,
+                "detail": plain(self.detail)}
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, set)):
-        return [_plain(x) for x in v]
+def plain(v: Any) -> Any:
+    """A JSON-ready copy of a detail value (mappings, sequences, bytes as hex)."""
+    if isinstance(v, Mapping):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [plain(x) for x in v]
     if isinstance(v, bytes):
         return v.hex()
+    if isinstance(v, enum.Enum):
+        return v.value
     if isinstance(v, (str, int, float, bool)) or v is None:
         return v
     return str(v)

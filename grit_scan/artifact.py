@@ -11,13 +11,41 @@ to finding kinds and severities.  Nothing here does I/O or reporting.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, overload
 
 from .codec.descriptor import Descriptor
+from .codec.errors import GritError
 from .codec.grade import Grade
+
+
+class ReadError(GritError):
+    """A file that cannot be opened or read (not a regular file, EACCES, EIO)."""
+
+
+class Format(str, enum.Enum):
+    """What a scanned file is; readers are dispatched on it (parsers/interface.py)."""
+
+    SAFETENSORS = "safetensors"
+    GGUF = "gguf"
+    INDEX = "index"  # *.safetensors.index.json
+    MANIFEST = "grit-manifest"
+    CONFIG = "config"  # config.json, quantize_config.json, hf_quant_config.json
+
+    @property
+    def is_checkpoint_file(self) -> bool:
+        """A file that holds tensors (the others describe them)."""
+        return self in (Format.SAFETENSORS, Format.GGUF)
+
+    @property
+    def is_checkpoint(self) -> bool:
+        """Counts as "something was parsed" for exit code 4 (§13)."""
+        return self is not Format.CONFIG
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class Source(str, enum.Enum):
@@ -42,15 +70,11 @@ class IssueCode(str, enum.Enum):
     GRIT_HEADER = "grit_header"  # a malformed __grit__ header or grit.* key
     SIZE = "size"  # a convention's byte equation fails (plane sizes)
     NOT_REPRESENTABLE = "not_representable"  # a convention GRIT v1 cannot express
-    UNREGISTERED_GRADE = "unregistered_grade"
     MISSING_SHARD = "missing_shard"
     INDEX_INCONSISTENT = "index_inconsistent"
     PATH_ESCAPE = "path_escape"
     CHANGED = "changed_during_read"
     SKIPPED = "skipped"  # not a regular file, symlink out of root, unreadable
-    DECLARED_MISMATCH = "declared_mismatch"
-    ZP_CONVENTION = "zp_convention"
-    PARTIAL = "partial_quantization"
     NOTE = "note"  # informational
 
 
@@ -113,7 +137,13 @@ class TensorTable(Sequence[StoredTensor]):
     def __len__(self) -> int:
         return len(self.names)
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    @overload
+    def __getitem__(self, i: int) -> StoredTensor: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[StoredTensor]: ...
+
+    def __getitem__(self, i: int | slice) -> StoredTensor | Sequence[StoredTensor]:
         return self.rows()[i]
 
     def __iter__(self) -> Iterator[StoredTensor]:
@@ -170,7 +200,7 @@ class Artifact:
 
     path: str  # display path, relative to the scan root
     abs_path: str
-    format: str  # "safetensors" | "gguf" | "index" | "grit-manifest" | "config"
+    format: Format
     size: int = 0
     tensors: Sequence[StoredTensor] = field(default_factory=list)
     quantized: list[QTensor] = field(default_factory=list)
@@ -195,3 +225,18 @@ class ScanInput:
     declared: dict[str, dict[str, Any]] = field(default_factory=dict)  # group -> config
     skipped: list[Issue] = field(default_factory=list)
     deep: bool = False
+
+
+class PlaneReader(Protocol):
+    """Tensor bytes for the ``--deep`` rules, handed in by the parsers layer
+    (parsers/planes.py), so that no rule opens or reads a file itself."""
+
+    def read(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes at absolute file offset ``offset``."""
+        ...
+
+    def stored_planes(self, q: QTensor) -> list[tuple[int, Iterable[bytes]]]:
+        """The four planes (data, scale0, scale1, aux) as stored, each as its
+        byte length and a stream of bounded chunks (§6.5 digests them in this
+        form; BLOCK_AOS payloads are de-interleaved)."""
+        ...

@@ -1,25 +1,58 @@
-"""gid disagreement: the same operand described differently by two files,
-tools or revisions, with the field-by-field explain diff (§7.5, §13.2);
-and a grit-manifest.json checked against what is on disk now.
+"""gid_disagreement: the same operand described differently by two files,
+tools or revisions, with the field-by-field explain diff (§7.5, §13.2); and
+a grit-manifest.json checked against what is on disk now.
 
 Tensors are grouped by role, then by gid (hashing, never pairwise), and
-roles that disagree in the same way between the same two files are
-reported together with one diff."""
+roles that disagree in the same way between the same two files are reported
+together with one diff.
+"""
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
+from collections.abc import Sequence
 
-from ..codec.base32 import encode as b32
-from ..codec.explain import Operand, explain
-from ..codec.fingerprint import gid
-from ..codec.grade import Grade, registry
-from ..model import Artifact, QTensor, Source
-from .finding import Finding
+from ...artifact import Artifact, Format, QTensor, ScanInput, Source
+from ...codec.base32 import encode as b32
+from ...codec.explain import Operand, explain
+from ...codec.fingerprint import gid
+from ...codec.grade import Grade, registry
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+
+RULE = Rule(
+    code="GRIT201",
+    kind=Kind.GID_DISAGREEMENT,
+    severity=Severity.DISAGREEMENT,
+    summary='the same operand carries different gids in different files, tools or revisions',
+    doc="""\
+**Disagreement.** The same operand — matched by role across files, tools or
+revisions (GGUF and Hugging Face names map to one role) — carries different
+gids, or a tensor's gid changed since a grit-manifest.json recorded it. The
+finding carries the field-by-field explain diff.
+
+Example (`fixtures/broken/tool-disagreement`):
+
+    1 operand(s) described differently: .../hf/model.safetensors disagrees with .../gguf/model.gguf
+    (e.g. blk.0.attn_q.weight): differ in 2 fields: k0 (64 vs 32), grade_id (...)
+
+Fix: `grit explain FILE::TENSOR FILE::TENSOR` shows which tool wrote what
+([triage.md](triage.md)). A verdict of "decode-equivalent through a
+supersedes edge" means the bytes are interchangeable.
+""",
+)
+RULES = (RULE,)
+
+
+def check_scan(scan: ScanInput) -> list[Finding]:
+    return gid_disagreement(scan.artifacts) + manifest_changes(scan.artifacts)
 
 
 def _operand(a: Artifact, q: QTensor, grade: Grade | None = None) -> Operand:
-    return Operand(f"{a.path}::{q.name}", q.desc, grade or q.grade, tuple(q.shape),  # type: ignore[arg-type]
+    assert q.desc is not None
+    return Operand(f"{a.path}::{q.name}", q.desc, grade or q.grade, tuple(q.shape),
                    layouts=q.layouts)
 
 
@@ -29,17 +62,20 @@ def _gid(q: QTensor) -> bytes | None:
     return gid(q.grade, q.desc, q.shape)
 
 
-def gid_disagreement(arts: list[Artifact]) -> list[Finding]:
-    by_role: dict[str, dict[bytes, list[tuple[Artifact, QTensor]]]] = defaultdict(
-        lambda: defaultdict(list))
+Member = tuple[Artifact, QTensor]
+
+
+def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
+    by_role: dict[str, dict[bytes, list[Member]]] = defaultdict(lambda: defaultdict(list))
     for a in arts:
-        if a.format not in ("safetensors", "gguf"):
+        if not a.format.is_checkpoint_file:
             continue
         for q in a.quantized:
             g = _gid(q)
             if g is not None and q.source != Source.MANIFEST:
                 by_role[q.role][g].append((a, q))
-    patterns: dict[tuple, list[tuple[str, list, list]]] = defaultdict(list)
+    patterns: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
+                   list[tuple[str, list[Member], list[Member]]]] = defaultdict(list)
     for role, gids in by_role.items():
         if len(gids) < 2:
             continue
@@ -51,7 +87,7 @@ def gid_disagreement(arts: list[Artifact]) -> list[Finding]:
         ex = explain(_operand(a1, q1), _operand(a2, q2))
         side_a = sorted({a.path for a, _ in groups[0]})
         side_b = sorted({a.path for g in groups[1:] for a, _ in g})
-        key = (tuple(side_a), tuple(side_b), ex.differences)
+        key = (tuple(side_a), tuple(side_b), tuple(ex.differences))
         patterns[key].append((role, groups[0], groups[1]))
     out = []
     for (side_a, side_b, diffs), items in sorted(patterns.items(), key=lambda kv: kv[0][:2]):
@@ -66,8 +102,8 @@ def gid_disagreement(arts: list[Artifact]) -> list[Finding]:
 
         msg = (f"{len(roles)} operand(s) described differently: {names(side_b)} disagrees "
                f"with {names(side_a)} (e.g. {role}): {ex.verdict}")
-        out.append(Finding(
-            "gid_disagreement", a2.path, msg, q2.name,
+        out.append(RULE.finding(
+            a2.path, msg, q2.name,
             {"roles": roles[:50], "count": len(roles), "paths": list(side_b),
              "agreeing_paths": list(side_a), "other_tensor": q1.name,
              "differences": list(diffs), "explain": ex.to_json(),
@@ -93,39 +129,41 @@ def _cause(diffs: tuple[str, ...], decode_eq: bool) -> str:
     return "the numeric contracts differ"
 
 
-def manifest_changes(arts: list[Artifact]) -> list[Finding]:
-    """grit-manifest.json against the files it lists."""
+def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
+    """grit-manifest.json against the files it lists (a hash join on path
+    and tensor name).  Recorded digests were attached to the files' tensors
+    when they were collected; ``--deep`` verifies them."""
     out = []
-    by_path = {a.abs_path: a for a in arts if a.format in ("safetensors", "gguf")}
-    import os
-
+    by_path = {a.abs_path: a for a in arts if a.format.is_checkpoint_file}
     for man in arts:
-        if man.format != "grit-manifest" or not man.parsed:
+        if man.format is not Format.MANIFEST or not man.parsed:
             continue
         base = os.path.dirname(man.abs_path)
+        tensors: dict[str, dict[str, QTensor]] = {}
         for q in man.quantized:
             rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
             art = by_path.get(os.path.realpath(os.path.join(base, rel)))
             if art is None:
                 continue  # the reader already reported the file as gone
-            cur = next((c for c in art.quantized if c.name == q.name), None)
+            now = tensors.get(art.abs_path)
+            if now is None:
+                now = tensors[art.abs_path] = {c.name: c for c in art.quantized}
+            cur = now.get(q.name)
             if cur is None or cur.desc is None:
-                out.append(Finding("gid_disagreement", art.path,
-                                   f"{q.name}: in the manifest but no longer a described tensor "
-                                   f"in {art.path}", q.name, {"manifest": man.path}))
+                out.append(RULE.finding(art.path, f"{q.name}: in the manifest but no longer a "
+                                        f"described tensor in {art.path}", q.name,
+                                        {"manifest": man.path}))
                 continue
             g_now = _gid(cur)
             if q.expected_gid is not None and g_now is not None and g_now != q.expected_gid:
+                assert q.desc is not None
                 reg = registry([cur.grade] if cur.grade else [])
-                old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id),  # type: ignore[arg-type]
+                old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id),
                               tuple(q.shape))
                 ex = explain(old, _operand(art, cur))
-                out.append(Finding(
-                    "gid_disagreement", art.path,
-                    f"{q.name}: gid changed since {man.path} was written "
+                out.append(RULE.finding(
+                    art.path, f"{q.name}: gid changed since {man.path} was written "
                     f"({b32(q.expected_gid)} -> {b32(g_now)}): {ex.verdict}", q.name,
                     {"manifest": man.path, "expected": b32(q.expected_gid), "actual": b32(g_now),
                      "explain": ex.to_json()}))
-            if q.expected_digest is not None and cur.expected_digest is None:
-                cur.expected_digest = q.expected_digest  # --deep verifies it
     return out

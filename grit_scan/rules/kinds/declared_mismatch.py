@@ -1,18 +1,37 @@
-"""Declared versus actual quantisation (config.json, quantize_config.json,
-hf_quant_config.json), the GPTQ zero-point convention, and partial
-quantisation of the declared scope."""
+"""declared_mismatch: the declared quantisation (config.json,
+quantize_config.json, hf_quant_config.json) contradicts the bytes."""
 
 from __future__ import annotations
 
-import re
+import os
 from collections import defaultdict
 from typing import Any
 
-from ..codec import fmt
-from ..model import Artifact, QTensor, ScanInput
-from ..parsers.configs import applies
-from ..parsers.conventions import split_name
-from .finding import Finding
+from ...artifact import Artifact, Format, QTensor, ScanInput
+from ...codec import fmt
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+
+RULE = Rule(
+    code="GRIT203",
+    kind=Kind.DECLARED_MISMATCH,
+    severity=Severity.DISAGREEMENT,
+    summary='the declared quantisation contradicts the bytes',
+    doc="""\
+**Disagreement.** `config.json` (`quantization_config`, also under
+`text_config`), `quantize_config.json` or ModelOpt's `hf_quant_config.json`
+declares bits, a group size or a format that the bytes contradict — or
+declares quantisation for a checkpoint whose tensors are not quantised.
+
+Example (`fixtures/broken/declared-contradicts`):
+
+    config.json quantization_config declares group_size = 16 but the bytes of 1 tensor(s) say 32
+
+Fix: correct the config (it was probably copied from another run).
+""",
+)
+RULES = (RULE,)
 
 # declared method/format -> conventions that satisfy it
 FORMAT_CONVENTIONS: dict[str, tuple[str, ...]] = {
@@ -35,8 +54,6 @@ ALGO_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "NVFP4": ("modelopt-nvfp4", "compressed-tensors-nvfp4"),
     "FP8": ("fp8-per-tensor", "fp8-per-channel"),
 }
-_LINEAR = re.compile(r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$")
-_NEVER = re.compile(r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)")
 
 
 def _bits_group(q: QTensor) -> tuple[int | None, int | None]:
@@ -58,22 +75,21 @@ def _expected_conventions(dec: dict[str, Any]) -> tuple[str, tuple[str, ...]] | 
     return None
 
 
-def declared_mismatch(scan: ScanInput) -> list[Finding]:
+def check_scan(scan: ScanInput) -> list[Finding]:
     out: list[Finding] = []
     by_group: dict[str, list[Artifact]] = defaultdict(list)
     for a in scan.artifacts:
-        if a.format in ("safetensors",) and a.group is not None:
+        if a.format is Format.SAFETENSORS and a.group is not None:
             by_group[a.group].append(a)
     for group, dec in sorted(scan.declared.items()):
         arts = by_group.get(group, [])
         qs = [(a, q) for a in arts for q in a.quantized]
         src = dec.get("source", "config")
-        cfg_path = _cfg_path(group, src)
+        cfg_path = os.path.join(group, src.split(" ")[0])
         if not qs and arts:
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
-            out.append(Finding(
-                "declared_mismatch", cfg_path,
-                f"{src} declares {what} quantisation but no tensor in "
+            out.append(RULE.finding(
+                cfg_path, f"{src} declares {what} quantisation but no tensor in "
                 f"{len(arts)} file(s) is quantised (a stale or copied config?)", None,
                 {"declared": _public(dec), "quantized": 0}))
             continue
@@ -95,10 +111,9 @@ def declared_mismatch(scan: ScanInput) -> list[Finding]:
                 mism[("format", exp[0], q.convention)].append((a, q))
         for (field, want, got), items in sorted(mism.items()):
             a, q = items[0]
-            out.append(Finding(
-                "declared_mismatch", a.path,
-                f"{src} declares {field} = {want} but the bytes of {len(items)} tensor(s) say "
-                f"{got} (e.g. {q.name})", q.name if len(items) == 1 else None,
+            out.append(RULE.finding(
+                a.path, f"{src} declares {field} = {want} but the bytes of {len(items)} "
+                f"tensor(s) say {got} (e.g. {q.name})", q.name if len(items) == 1 else None,
                 {"field": field, "declared": want, "actual": got, "count": len(items),
                  "tensors": [x.name for _, x in items[:50]], "config": cfg_path,
                  "likeliest_cause": "the config was written for a different quantisation run "
@@ -108,63 +123,3 @@ def declared_mismatch(scan: ScanInput) -> list[Finding]:
 
 def _public(dec: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in dec.items() if k not in ("raw", "all")}
-
-
-def _cfg_path(group: str, src: str) -> str:
-    import os
-
-    return os.path.join(group, src.split(" ")[0])
-
-
-def zp_convention(scan: ScanInput) -> list[Finding]:
-    """GPTQ zero points whose v1 (stored z-1) or v2 convention is undeclared."""
-    out = []
-    for a in scan.artifacts:
-        names = [q.name for q in a.quantized if q.convention == "gptq"]
-        if not names:
-            continue
-        dec = next((q.declared for q in a.quantized if q.convention == "gptq"), None) or {}
-        fmt_ = dec.get("format")
-        if fmt_ in ("gptq", "gptq_v2"):
-            continue
-        out.append(Finding(
-            "undeclared_zp_convention", a.path,
-            f"{len(names)} GPTQ tensor(s) store zero points but no checkpoint_format says "
-            "whether they are v1 ('gptq': z-1 stored, added back at load) or 'gptq_v2' (z); "
-            "a loader that guesses wrong shifts every weight by one step (vllm#38966)",
-            names[0] if len(names) == 1 else None,
-            {"count": len(names), "tensors": names[:50], "declared_format": fmt_,
-             "suggested_fix": "set checkpoint_format in quantize_config.json"}))
-    return out
-
-
-def partial_quantization(scan: ScanInput) -> list[Finding]:
-    """Linear weights that the declared scope covers but that are stored
-    unquantised, beside others that are quantised."""
-    out = []
-    for a in scan.artifacts:
-        if a.format != "safetensors" or not a.quantized:
-            continue
-        dec = next((q.declared for q in a.quantized if q.declared), None)
-        if not dec:
-            continue
-        quantised_mods = {split_name(q.name)[0] for q in a.quantized}
-        missing = []
-        for t in a.tensors:
-            mod, suf = split_name(t.name)
-            if suf != ".weight" or t.dtype not in ("F32", "F16", "BF16") or len(t.shape) != 2:
-                continue
-            if mod in quantised_mods or _NEVER.search(t.name) or not _LINEAR.search(mod):
-                continue
-            if applies(dec, mod):
-                missing.append(t.name)
-        if missing:
-            out.append(Finding(
-                "partial_quantization", a.path,
-                f"{len(missing)} linear weight(s) the declared quantisation covers are stored "
-                f"unquantised (e.g. {missing[0]}) beside {len(a.quantized)} quantised ones: an "
-                "ignore list not respected, or a conversion that stopped part way",
-                missing[0] if len(missing) == 1 else None,
-                {"count": len(missing), "tensors": missing[:50],
-                 "declared_ignore": dec.get("ignore", [])}))
-    return out

@@ -1,0 +1,3 @@
+"""The installed version (one place; setuptools reads it)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,72 @@
+"""The reader interface: every input format is one reader over a ByteSource.
+
+* ``ByteSource``: where bytes come from (a local file today, a ranged HTTP
+  or fsspec source later): ``name``, ``size``, ``read_at(offset, n)``.
+* ``Reader``: one per format: ``sniff(head, name)`` says whether it owns a
+  file from its first bytes (and name, for the JSON formats), ``read`` turns
+  a source into an ``Artifact``.
+
+``parsers/tree.py`` dispatches through ``READERS``; nothing else compares
+format names.  A reader never raises for file contents: problems become
+``Issue`` records on the artifact (``parsed=False`` when nothing could be
+read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..artifact import Artifact, Format
+from ..names import Declared
+
+SNIFF_BYTES = 16  # what sniff() is given of a file's head
+
+
+class ByteSource(Protocol):
+    """Random-access, read-only bytes with a known size."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes at ``offset``; fewer only at the end."""
+        ...
+
+    def changed(self) -> str | None:
+        """Why the source is no longer the one opened, or None."""
+        ...
+
+
+def default_role(module: str) -> str:
+    return module if module.endswith(".weight") else module + ".weight"
+
+
+@dataclass(frozen=True)
+class ReadContext:
+    """What a reader knows besides the bytes: how to show the file, the
+    declared quantisation of its directory and its operand-role mapper."""
+
+    display: str
+    abs_path: str
+    declared: Declared | None = None
+    role: Callable[[str], str] = field(default=default_role)
+
+
+class Reader(Protocol):
+    format: Format
+
+    def sniff(self, head: bytes, name: str, size: int) -> bool:
+        """True when this reader owns the file (from its first bytes)."""
+        ...
+
+    def claims(self, name: str) -> bool:
+        """True when a file of this name is this format even if its bytes
+        are broken (so the reader can say why)."""
+        ...
+
+    def read(self, source: ByteSource, ctx: ReadContext) -> Artifact: ...

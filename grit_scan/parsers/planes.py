@@ -1,0 +1,94 @@
+"""Tensor bytes for ``--deep``: the ``PlaneReader`` handed to the deep rules.
+
+Bytes are read through a ``ByteSource`` in bounded chunks (never mmap, so a
+truncated file cannot raise SIGBUS, and a multi-GB tensor never sits in
+memory).  A payload stored as one run (GGUF blocks, a GRIT payload) is split
+into its planes by the §7.3 sizes; a BLOCK_AOS payload is de-interleaved
+block by block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..artifact import Artifact, PlaneRef, QTensor
+from ..codec.layout import geometry, stored_sizes
+from .fileio import SafeFile
+from .interface import ByteSource
+
+CHUNK = 1 << 20
+_AOS_ORDER = (2, 1, 3, 0)  # BlockAos: scale1 ‖ scale0 ‖ aux ‖ data per block (§5.2)
+
+
+class SourcePlanes:
+    """A ``PlaneReader`` over one open ``ByteSource``."""
+
+    def __init__(self, source: ByteSource) -> None:
+        self.source = source
+
+    def read(self, offset: int, n: int) -> bytes:
+        return self.source.read_at(offset, n)
+
+    def _ranges(self, ref: PlaneRef) -> Iterator[bytes]:
+        """A plane's bytes in chunks (a broadcast scalar repeated)."""
+        if ref.broadcast > 1:
+            one = self.read(ref.offset, ref.length)
+            for _ in range(ref.broadcast):
+                yield one
+            return
+        for off in range(0, ref.length, CHUNK):
+            yield self.read(ref.offset + off, min(CHUNK, ref.length - off))
+
+    def stored_planes(self, q: QTensor) -> list[tuple[int, Iterable[bytes]]]:
+        refs = _plane_refs(q)
+        if refs is None:
+            return self._aos_planes(q)
+        refs = list(refs) + [None] * (4 - len(refs))
+        return [(0, ()) if r is None else (r.length * r.broadcast, self._ranges(r))
+                for r in refs]
+
+    def _aos_planes(self, q: QTensor) -> list[tuple[int, Iterable[bytes]]]:
+        assert q.desc is not None and q.payload is not None
+        payload = q.payload
+        sizes, _ = stored_sizes(q.desc, list(q.shape), q.layouts)
+        nb = geometry(q.desc, list(q.shape)).n_blocks
+        per = [s // nb for s in sizes]
+        col = {i: sum(per[j] for j in _AOS_ORDER[: _AOS_ORDER.index(i)]) for i in _AOS_ORDER}
+        block = sum(per)
+        step = max(1, CHUNK // max(block, 1))
+
+        def plane(i: int) -> Iterator[bytes]:
+            for b0 in range(0, nb, step):
+                n = min(step, nb - b0)
+                raw = np.frombuffer(self.read(payload.offset + b0 * block, n * block), np.uint8)
+                yield raw.reshape(n, block)[:, col[i]: col[i] + per[i]].tobytes()
+
+        return [(sizes[i], plane(i)) for i in range(4)]
+
+
+def _plane_refs(q: QTensor) -> list[PlaneRef | None] | None:
+    """Per-plane byte runs (splitting a payload), or None for interleaved
+    (BLOCK_AOS) payloads."""
+    if q.planes is not None:
+        return q.planes
+    if q.payload is None or q.desc is None:
+        return None
+    sizes, aos = stored_sizes(q.desc, list(q.shape), q.layouts)
+    if aos:
+        return None
+    out: list[PlaneRef | None] = []
+    off = q.payload.offset
+    for n in sizes:
+        out.append(PlaneRef(q.payload.tensor, off, n) if n else None)
+        off += n
+    return out
+
+
+@contextmanager
+def open_planes(art: Artifact) -> Iterator[SourcePlanes]:
+    """The plane reader of one local artifact (raises ReadError)."""
+    with SafeFile(art.abs_path) as f:
+        yield SourcePlanes(f)

@@ -1,0 +1,84 @@
+"""The ``--json`` document (docs/json-report.md, docs/scan-report.schema.json)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .._version import __version__
+from ..artifact import Artifact, Format, IssueCode, QTensor
+from ..codec.base32 import encode as b32
+from ..codec.fingerprint import gid
+from ..rules.finding import Severity
+from ..rules.support import declared_mix
+from .report import Report
+
+REPORT_VERSION = 1
+
+
+def _tensor_json(q: QTensor) -> dict[str, Any]:
+    g = None
+    if q.desc is not None and q.grade is not None:
+        g = gid(q.grade, q.desc, q.shape)
+    return {
+        "name": q.name, "role": q.role, "shape": list(q.shape),
+        "grade": q.grade.canonical if q.grade is not None else None,
+        "grade_name": q.grade.name if q.grade is not None else None,
+        "grade_id": f"0x{q.desc.grade_id:016x}" if q.desc is not None else None,
+        "gid": g.hex() if g else None, "gid_base32": b32(g) if g else None,
+        "desc": q.desc.hex() if q.desc is not None else None,
+        "source": q.source.value, "convention": q.convention, "reason": q.reason,
+    }
+
+
+def artifact_summary(a: Artifact) -> dict[str, Any]:
+    grades: Counter[tuple[str, str | None, str]] = Counter()
+    sources: Counter[str] = Counter()
+    for q in a.quantized:
+        sources[q.source.value] += 1
+        if q.grade is not None:
+            grades[(q.grade.canonical, q.grade.name, f"0x{q.grade.grade_id:016x}")] += 1
+        elif q.convention:
+            grades[(q.convention, None, "")] += 1
+    md = {k: v for k, v in a.metadata.items() if isinstance(v, (str, int, float, list))}
+    return {
+        "path": a.path, "format": a.format.value, "parsed": a.parsed, "size": a.size,
+        "producer": a.producer,
+        "n_tensors": len(a.tensors), "n_quantized": len(a.quantized),
+        "unquantized": dict(sorted(a.unquantized.items())),
+        "grades": [{"grade": k[0], "name": k[1], "grade_id": k[2] or None, "count": n}
+                   for k, n in sorted(grades.items(), key=lambda kv: -kv[1])],
+        "sources": dict(sorted(sources.items())),
+        "declared_mix": declared_mix(a),
+        "metadata": md,
+        "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
+        "tensors": [_tensor_json(q) for q in a.quantized],
+    }
+
+
+def listed(report: Report) -> list[Artifact]:
+    """The artifacts a report lists: configs only when they had a problem."""
+    return [a for a in report.artifacts if a.format is not Format.CONFIG or not a.parsed]
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    counts = Counter(f.severity for f in report.findings)
+    ckpt = listed(report)
+    return {
+        "report_version": REPORT_VERSION,
+        "tool_version": __version__,
+        "roots": report.roots,
+        "deep": report.deep,
+        "exit_codes": report.exit_codes,
+        "summary": {
+            "files": len(ckpt),
+            "parsed": sum(1 for a in ckpt if a.parsed),
+            "tensors": sum(len(a.tensors) for a in ckpt),
+            "quantized": sum(len(a.quantized) for a in ckpt if a.format is not Format.MANIFEST),
+            "findings": {s.value: counts.get(s, 0) for s in Severity},
+        },
+        "artifacts": [artifact_summary(a) for a in ckpt],
+        "findings": [f.to_json() for f in report.findings],
+        "skipped": report.skipped,
+        "messages": report.messages,
+    }

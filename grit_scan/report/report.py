@@ -1,0 +1,65 @@
+"""The scan report: the one model the CLI renders and the library returns.
+
+Renderers live beside it (``json_format``, ``text``, ``sarif``); the exit
+policy is ``policy``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..artifact import Artifact, ScanInput
+from ..rules.finding import Finding, Severity
+from .policy import ExitPolicy, exit_codes
+
+
+@dataclass(frozen=True)
+class Report:
+    roots: list[str]
+    deep: bool
+    artifacts: list[Artifact]
+    findings: list[Finding]
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)  # e.g. the --deep slow-path note
+    declared: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tracebacks: list[str] = field(default_factory=list, repr=False)  # --debug only
+
+    @property
+    def parsed_any(self) -> bool:
+        return any(a.parsed and a.format.is_checkpoint for a in self.artifacts)
+
+    @property
+    def exit_codes(self) -> dict[str, int]:
+        return exit_codes(self.findings, self.parsed_any)
+
+    def exit_code(self, policy: ExitPolicy | str = ExitPolicy.GRADED) -> int:
+        return self.exit_codes[ExitPolicy(policy).value]
+
+    def by_severity(self) -> dict[Severity, list[Finding]]:
+        out: dict[Severity, list[Finding]] = {s: [] for s in Severity}
+        for f in self.findings:
+            out[f.severity].append(f)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` document (docs/json-report.md)."""
+        from .json_format import to_json
+
+        return to_json(self)
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.severity.rank, f.path, f.kind.value,
+                                           f.tensor or "", f.message))
+
+
+def from_scan(scan: ScanInput, findings: list[Finding], messages: list[str] | None = None
+              ) -> Report:
+    skipped = [{"path": str(i.detail.get("path", "")), "reason": i.message}
+               for i in scan.skipped]
+    return Report(roots=scan.roots, deep=scan.deep, artifacts=scan.artifacts,
+                  findings=sort_findings(findings), skipped=skipped,
+                  messages=list(messages or []),
+                  declared={k: {x: y for x, y in v.items() if x not in ("raw", "all")}
+                            for k, v in scan.declared.items()})

@@ -1,0 +1,37 @@
+"""The code table: one line per finding kind (as ruff's ``codes.rs``).
+
+A kind's stable code, severity, documentation and check live in its own
+module under ``grit_scan/rules/kinds/``; this enum only names the kinds so
+that code elsewhere refers to them by member, never by a bare string.
+``tests/test_registry.py`` holds the two in step.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Kind(str, enum.Enum):
+    SIZE_MISMATCH = "size_mismatch"
+    GRADE_UNKNOWN = "grade_unknown"
+    PLACEMENT_UNKNOWN = "placement_unknown"
+    DIGEST_MISMATCH = "digest_mismatch"
+    MISSING_SHARD = "missing_shard"
+    FILE_UNPARSEABLE = "file_unparseable"
+    INDEX_INCONSISTENCY = "index_inconsistency"
+    PATH_ESCAPE = "path_escape"
+    GID_DISAGREEMENT = "gid_disagreement"
+    ROLE_DRIFT = "role_drift"
+    DECLARED_MISMATCH = "declared_mismatch"
+    UNDECLARED_ZP_CONVENTION = "undeclared_zp_convention"
+    ARTIFACT_DRIFT = "artifact_drift"
+    NOTE_ASSUMED = "note_assumed"
+    PROBE_WARNING = "probe_warning"
+    DECODE_DIVERGENCE = "decode_divergence"
+    INFERRED_DESCRIPTOR = "inferred_descriptor"
+    UNREGISTERED_GRADE = "unregistered_grade"
+    NOT_REPRESENTABLE = "not_representable"
+    PARTIAL_QUANTIZATION = "partial_quantization"
+
+    def __str__(self) -> str:
+        return self.value

@@ -1,0 +1,59 @@
+"""file_unparseable: a file that could not be parsed or read at all.
+
+Reader issues (bad magic, broken header, duplicate keys, malformed GRIT
+metadata, a file that changed while read, an unreadable file) and paths the
+walker would not open that look like checkpoints, or that do not exist.
+"""
+
+from __future__ import annotations
+
+from ...artifact import Artifact, IssueCode, ScanInput
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+from ..support import issue_findings
+
+RULE = Rule(
+    code="GRIT106",
+    kind=Kind.FILE_UNPARSEABLE,
+    severity=Severity.STRUCTURAL,
+    summary='a file could not be parsed or read at all',
+    doc="""\
+**Structural.** A file could not be parsed or read at all: bad magic, a
+broken header, a hostile length, a duplicate key, a file that changed while
+it was read, a FIFO or unreadable file named like a checkpoint, or an
+internal error while reading or checking it (the message says so; `--debug`
+shows the traceback). If no input could be parsed at all, the graded exit
+code is 4.
+
+Example (`fixtures/broken/unparseable`):
+
+    header length 1099511627776 exceeds the 100,000,000-byte limit
+
+Fix: re-download or re-export the file.
+""",
+)
+RULES = (RULE,)
+CHECKPOINT_NAMES = (".safetensors", ".gguf", ".json")
+
+
+def check_file(art: Artifact) -> list[Finding]:
+    return issue_findings(
+        art, RULE, (IssueCode.UNPARSEABLE, IssueCode.DUPLICATE, IssueCode.GRIT_HEADER,
+                    IssueCode.CHANGED, IssueCode.SKIPPED),
+        message=lambda i: (f"malformed GRIT metadata: {i.message}"
+                           if i.code == IssueCode.GRIT_HEADER else i.message))
+
+
+def check_scan(scan: ScanInput) -> list[Finding]:
+    """Special files or unreadable paths that look like checkpoints cannot be
+    parsed; a path that does not exist cannot either.  Other skipped paths
+    are only counted (the report lists them)."""
+    out = []
+    for iss in scan.skipped:
+        path = str(iss.detail.get("path", ""))
+        if iss.detail.get("escape"):
+            continue  # path_escape's
+        if iss.detail.get("missing") or path.lower().endswith(CHECKPOINT_NAMES):
+            out.append(RULE.finding(path, iss.message))
+    return out

@@ -1,0 +1,217 @@
+"""grit_check (§7.3) against the bytes on disk: size_mismatch, grade_unknown,
+placement_unknown.
+
+Steps 1-3 run on the descriptor alone; the size equations then run against
+the plane lengths the file actually holds.  Reader issues about a file's own
+byte accounting (shape × dtype ≠ bytes, gaps, truncation) are size
+mismatches too; a truncated stored tensor that a quantised tensor uses is
+reported once, against the logical tensor and its equation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...artifact import Artifact, IssueCode, QTensor, nbytes_map
+from ...codec.check import CheckResult, grit_check
+from ...codec.errors import GritCheckError, GritError, Status
+from ...codec.grade import registry
+from ...codec.layout import is_canonical, split_payload, stored_sizes
+from ...codec.placement import placement_name
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+from ..support import issue_findings, judged
+
+SIZE_MISMATCH = Rule(
+    code="GRIT101",
+    kind=Kind.SIZE_MISMATCH,
+    severity=Severity.STRUCTURAL,
+    summary='a §7.3 size equation fails against the bytes on disk',
+    doc="""\
+**Structural.** A §7.3 size equation fails against the bytes on disk: a plane
+is larger or smaller than the descriptor allows. The message gives the
+equation and the likeliest cause — a different group size (a scale plane half
+or twice its size), a truncated shard, dense/sparse or container confusion.
+Also reported for safetensors headers whose own byte accounting is wrong
+(shape × dtype ≠ bytes, gaps, overlaps, trailing bytes) and for GGUF tensors
+that overlap or run past the end of the file.
+
+Example (`fixtures/broken/wrong-group-size`):
+
+    model.layers.0.self_attn.k_proj.weight: scale0 plane is 16 bytes; descriptor requires 32.
+    Likeliest cause: the checkpoint was quantised at group_size=64, not 32.
+
+Fix: re-export the descriptor with the group size the scales were computed
+with (or requantise); for a truncated shard, download it again.
+""",
+)
+GRADE_UNKNOWN = Rule(
+    code="GRIT102",
+    kind=Kind.GRADE_UNKNOWN,
+    severity=Severity.STRUCTURAL,
+    summary="grit_check steps 1-2: the descriptor's grade is unknown or its frame disagrees with it",
+    doc="""\
+**Structural.** grit_check steps 1–2: the descriptor's frame cannot be
+believed (bad magic, version, reserved bits, inconsistent flags), its
+grade_id is neither registered nor in the file's `grades` map, or a frame
+field disagrees with the grade's canonical string.
+
+Example (`fixtures/broken/grade-unknown`):
+
+    model.layers.0.self_attn.q_proj.weight: grade_id 0x72ed502c18ab2e96 is neither registered
+    nor in the file's grades map, so what its bytes mean is unknown (§7.3 step 2)
+
+Fix: write the grade string into the `__grit__` header's `grades` map (or the
+`grit.grade.<id>` GGUF key), or correct the frame field the message names.
+""",
+)
+PLACEMENT_UNKNOWN = Rule(
+    code="GRIT103",
+    kind=Kind.PLACEMENT_UNKNOWN,
+    severity=Severity.STRUCTURAL,
+    summary='grit_check step 3: a placement word is not defined',
+    doc="""\
+**Structural.** grit_check step 3: a placement word has an undefined class,
+is an unregistered class-0x1 word, or an aux plane and `placement_meta`
+disagree (one without the other). Also reported when a class-0x8 expression
+is not supplied or does not hash to its word.
+
+Example (`fixtures/broken/placement-unknown`):
+
+    PlacementUnknown (step 3): placement_data: 0x3000000000000001 has class 0x3, which version 1 does not define
+
+Fix: use a registered placement or supply the layout expression in the
+file's `layouts` map ([layouts.md](layouts.md)).
+""",
+)
+RULES = (SIZE_MISMATCH, GRADE_UNKNOWN, PLACEMENT_UNKNOWN)
+
+STATUS_RULE = {Status.SIZE_MISMATCH: SIZE_MISMATCH, Status.GRADE_UNKNOWN: GRADE_UNKNOWN,
+               Status.PLACEMENT_UNKNOWN: PLACEMENT_UNKNOWN}
+SIZE_ISSUES = (IssueCode.TRUNCATED, IssueCode.BAD_OFFSETS, IssueCode.BAD_TENSOR,
+               IssueCode.SIZE)
+
+
+def check_file(art: Artifact) -> list[Finding]:
+    covered = {p.tensor for q in art.quantized if q.desc is not None
+               for p in (q.planes or []) + [q.payload] if p is not None}
+    out = issue_findings(art, SIZE_MISMATCH, SIZE_ISSUES,
+                         keep=lambda i: not (i.code == IssueCode.TRUNCATED
+                                             and i.tensor in covered))
+    nbytes = nbytes_map(art.tensors)
+    for q in art.quantized:
+        out.extend(check_tensor(art, q, nbytes))
+    return out
+
+
+def _where(q: QTensor) -> str:
+    return f"{q.name}" + (f" ({q.convention})" if q.convention and q.convention != "grit"
+                          else "")
+
+
+def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -> list[Finding]:
+    """§7.3 steps 1-4 against the on-disk plane lengths.  ``declared_bytes``
+    maps stored tensor names to the bytes their header entry claims."""
+    d = q.desc
+    if d is None or not judged(q):
+        return []  # not representable: the not_representable finding explains the bytes
+    grades = registry([q.grade] if q.grade is not None else [])
+    shape = list(q.shape)
+    # steps 1-3 and the equations themselves, on the descriptor alone
+    res = grit_check(d, shape, [-1, -1, -1, -1], 1, grades=grades)
+    det = res.detail
+    if det is not None and not (res.status == Status.SIZE_MISMATCH and
+                                (det.clause or "").startswith("size.")):
+        msg = f"{q.name}: {res.status.label} (step {det.step}): {det.message}"
+        if res.status == Status.GRADE_UNKNOWN and det.clause == "grade_id":
+            msg = (f"{q.name}: grade_id {d.grade_id:#018x} is neither registered nor in the "
+                   "file's grades map, so what its bytes mean is unknown (§7.3 step 2)")
+        return [STATUS_RULE[res.status].finding(art.path, msg, q.name, _detail(res, q))]
+    try:
+        sizes, aos = stored_sizes(d, shape, q.layouts)
+    except GritCheckError as exc:
+        return [STATUS_RULE[exc.status].finding(art.path, f"{q.name}: {exc.detail.message}",
+                                                q.name, {"step": exc.detail.step,
+                                                         "desc": d.hex()})]
+    except GritError as exc:
+        return [PLACEMENT_UNKNOWN.finding(art.path, f"{q.name}: {exc}", q.name)]
+    canonical = is_canonical(d)
+    if q.planes is not None:
+        actual = [0 if p is None else p.length * p.broadcast for p in q.planes]
+        declared_short = any(p is not None and p.length < declared_bytes.get(p.tensor or "", 0)
+                             for p in q.planes)
+        if actual == sizes:
+            return []
+        if canonical:
+            res = grit_check(d, shape, actual, 1, grades=grades)
+            return _size_finding(art, q, res, declared_short)
+        return [_plain_size(art, q, sum(actual), sum(sizes), sizes, declared_short)]
+    if q.payload is not None:
+        total = q.payload.length
+        short = total < declared_bytes.get(q.payload.tensor or "", 0)
+        if total == sum(sizes):
+            return []
+        if canonical and not aos:
+            parts = split_payload(memoryview(bytes(total)), sizes)
+            res = grit_check(d, shape, [len(p) for p in parts], 1, grades=grades)
+            return _size_finding(art, q, res, short, payload=(total, sum(sizes)))
+        return [_plain_size(art, q, total, sum(sizes), sizes, short)]
+    return []
+
+
+def _detail(res: CheckResult, q: QTensor) -> dict[str, Any]:
+    det = res.detail
+    assert det is not None
+    out: dict[str, Any] = {
+        "status": res.status.label, "step": det.step, "clause": det.clause,
+        "expected": det.expected, "actual": det.actual, "plane": det.plane,
+        "desc": q.desc.hex() if q.desc else None, "source": q.source.value,
+        "convention": q.convention}
+    if det.cause:
+        out["likeliest_cause"] = det.cause
+    return out
+
+
+def _size_finding(art: Artifact, q: QTensor, res: CheckResult, truncated: bool,
+                  payload: tuple[int, int] | None = None) -> list[Finding]:
+    if res.ok:
+        return []
+    det = res.detail
+    assert det is not None
+    lines = det.message.split("\n")
+    msg = f"{_where(q)}: {lines[0]}"
+    cause = det.cause
+    if truncated:
+        cause = "the file is truncated: this tensor's bytes run past its end (truncated shard)"
+    if payload is not None:
+        msg = (f"{_where(q)}: payload is {payload[0]:,} bytes; the descriptor requires "
+               f"{payload[1]:,}. {lines[0]}")
+    if cause:
+        msg += f" Likeliest cause: {cause}."
+    detail = _detail(res, q)
+    detail["equation"] = " ".join(x.strip() for x in lines[1:2])
+    if cause:
+        detail["likeliest_cause"] = cause
+    if det.cause and "group_size=" in det.cause:
+        detail["suggested_fix"] = ("re-export the descriptor with the group size the scales "
+                                   "were computed with, or requantise")
+    return [SIZE_MISMATCH.finding(art.path, msg, q.name, detail)]
+
+
+def _plain_size(art: Artifact, q: QTensor, actual: int, expected: int, sizes: list[int],
+                truncated: bool) -> Finding:
+    d = q.desc
+    assert d is not None
+    places = ", ".join(f"{k}={placement_name(v, q.layouts)}" for k, v in (
+        ("data", d.placement_data), ("scale", d.placement_scale)))
+    msg = (f"{_where(q)}: {actual:,} bytes on disk; the descriptor in its placements "
+           f"({places}) requires {expected:,} ({' + '.join(f'{s:,}' for s in sizes)})")
+    cause = ("the file is truncated (truncated shard)" if truncated or actual < expected
+             else "the bytes hold more than the descriptor describes: a wrong type, group "
+                  "size or shape")
+    return SIZE_MISMATCH.finding(
+        art.path, msg + f". Likeliest cause: {cause}.", q.name,
+        {"expected": expected, "actual": actual, "planes": sizes, "likeliest_cause": cause,
+         "desc": d.hex(), "source": q.source.value})

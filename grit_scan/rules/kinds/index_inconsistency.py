@@ -1,0 +1,33 @@
+"""index_inconsistency: an index and the shard headers disagree."""
+
+from __future__ import annotations
+
+from ...artifact import Artifact, IssueCode
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+from ..support import issue_findings
+
+RULE = Rule(
+    code="GRIT107",
+    kind=Kind.INDEX_INCONSISTENCY,
+    severity=Severity.STRUCTURAL,
+    summary='an index and the shard headers disagree',
+    doc="""\
+**Structural.** `model.safetensors.index.json` and the shard headers
+disagree: a tensor mapped to a shard that lacks it, a tensor in two shards
+(the winner depends on load order, vllm#54230), a tensor no index entry
+names, or an index that names a pickle-style file.
+
+Example (`fixtures/broken/index-inconsistent`):
+
+    tensor 'model.b.weight' is in 2 shards (model-00001-of-00002.safetensors, model-00002-of-00002.safetensors)
+
+Fix: regenerate the index from the shards.
+""",
+)
+RULES = (RULE,)
+
+
+def check_file(art: Artifact) -> list[Finding]:
+    return issue_findings(art, RULE, (IssueCode.INDEX_INCONSISTENT,))

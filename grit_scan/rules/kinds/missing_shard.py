@@ -1,0 +1,32 @@
+"""missing_shard: an index or a manifest names a file that is not there."""
+
+from __future__ import annotations
+
+from ...artifact import Artifact, IssueCode
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+from ..support import issue_findings
+
+RULE = Rule(
+    code="GRIT105",
+    kind=Kind.MISSING_SHARD,
+    severity=Severity.STRUCTURAL,
+    summary='an index or manifest names a file that is not there',
+    doc="""\
+**Structural.** An index names a shard that is not there, or a
+grit-manifest.json lists a file that is gone. Loaders that drop a missing
+shard silently leave garbage weights (sglang#32279).
+
+Example (`fixtures/broken/missing-shard`):
+
+    shard 'model-00002-of-00002.safetensors' is named by 4 tensor(s) in the index but is not there
+
+Fix: download the missing shard, or regenerate the index.
+""",
+)
+RULES = (RULE,)
+
+
+def check_file(art: Artifact) -> list[Finding]:
+    return issue_findings(art, RULE, (IssueCode.MISSING_SHARD,))

@@ -1,0 +1,58 @@
+"""not_representable: a recognised convention GRIT v1 cannot express, with
+the §0.3 clause (or section) that excludes it, grouped per file."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from ...artifact import Artifact, IssueCode
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+
+RULE = Rule(
+    code="GRIT307",
+    kind=Kind.NOT_REPRESENTABLE,
+    severity=Severity.WARNING,
+    summary='a recognised convention GRIT v1 cannot express',
+    doc="""\
+**Warning.** A recognised convention GRIT v1 cannot express, with the §0.3
+clause (or section) that excludes it: codebooks (bitsandbytes NF4/FP4,
+llama.cpp IQ*: §0.3(b)), GPTQ act-order (§0.3(c)), GPTQ/AWQ dense-nibble zero
+points (§0.3(d), with the predicted and present zero-point bytes), 2-D block
+FP8 (§3.7), ggml types with offset-binary codes or split bit planes.
+
+Example (`fixtures/conventions/gptq`):
+
+    GPTQ packs its zero points as dense nibbles; GRIT v1 stores sub-byte zero points one per byte (§3.4),
+    so the checkpoint is not byte-representable (§0.3(d)): GRIT predicts 6,272 zero-point bytes, the file holds 3,136
+
+Fix: none within GRIT v1; the finding documents the coverage gap.
+""",
+)
+RULES = (RULE,)
+
+
+def check_file(art: Artifact) -> list[Finding]:
+    nrep: dict[tuple[str, str], list[str]] = defaultdict(list)
+    reasons: dict[tuple[str, str], str] = {}
+    first: dict[tuple[str, str], Any] = {}
+    for iss in art.issues:
+        if iss.code == IssueCode.NOT_REPRESENTABLE:
+            key = (str(iss.detail.get("convention", "?")), str(iss.detail.get("clause", "")))
+            nrep[key].append(iss.tensor or "?")
+            reasons.setdefault(key, iss.message.split(": ", 1)[-1])
+            first.setdefault(key, iss.detail)
+    out = []
+    for (conv, clause), names in sorted(nrep.items()):
+        detail = {"convention": conv, "clause": clause, "count": len(names),
+                  "tensors": names[:50], "reason": reasons[(conv, clause)]}
+        for k in ("predicted_aux", "present_aux", "group_size", "bits"):
+            if k in first[(conv, clause)]:
+                detail[k] = first[(conv, clause)][k]
+        out.append(RULE.finding(
+            art.path,
+            f"{len(names)} tensor(s) in a convention GRIT v1 cannot express ({clause}): "
+            f"{reasons[(conv, clause)]}", names[0] if len(names) == 1 else None, detail))
+    return out

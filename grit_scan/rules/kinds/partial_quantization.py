@@ -1,0 +1,62 @@
+"""partial_quantization: linear weights that the declared scope covers but
+that are stored unquantised, beside others that are quantised."""
+
+from __future__ import annotations
+
+import re
+
+from ...artifact import Artifact, Format
+from ...names import applies, split_name
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+
+RULE = Rule(
+    code="GRIT308",
+    kind=Kind.PARTIAL_QUANTIZATION,
+    severity=Severity.WARNING,
+    summary='only part of the declared scope is quantised',
+    doc="""\
+**Warning.** Linear weights that the declared quantisation covers (not in
+its ignore / modules_to_not_convert / exclude_modules patterns) are stored
+unquantised beside quantised ones — an ignore list not respected, or a
+conversion that stopped part way (sglang#32736, vllm#27608).
+
+Example (`fixtures/broken/partial-quantization`):
+
+    1 linear weight(s) the declared quantisation covers are stored unquantised (e.g. model.layers.0.self_attn.o_proj.weight)
+
+Fix: quantise them, or add them to the ignore list.
+""",
+)
+RULES = (RULE,)
+
+_LINEAR = re.compile(r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$")
+_NEVER = re.compile(r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)")
+
+
+def check_file(a: Artifact) -> list[Finding]:
+    if a.format is not Format.SAFETENSORS or not a.quantized:
+        return []
+    dec = next((q.declared for q in a.quantized if q.declared), None)
+    if not dec:
+        return []
+    quantised_mods = {split_name(q.name)[0] for q in a.quantized}
+    missing = []
+    for t in a.tensors:
+        mod, suf = split_name(t.name)
+        if suf != ".weight" or t.dtype not in ("F32", "F16", "BF16") or len(t.shape) != 2:
+            continue
+        if mod in quantised_mods or _NEVER.search(t.name) or not _LINEAR.search(mod):
+            continue
+        if applies(dec, mod):
+            missing.append(t.name)
+    if not missing:
+        return []
+    return [RULE.finding(
+        a.path, f"{len(missing)} linear weight(s) the declared quantisation covers are stored "
+        f"unquantised (e.g. {missing[0]}) beside {len(a.quantized)} quantised ones: an "
+        "ignore list not respected, or a conversion that stopped part way",
+        missing[0] if len(missing) == 1 else None,
+        {"count": len(missing), "tensors": missing[:50],
+         "declared_ignore": dec.get("ignore", [])})]

@@ -1,0 +1,79 @@
+"""role_drift: one logical role carrying more than one grade inside one
+checkpoint — the shape of a half-converted checkpoint.
+
+A role's family drops its layer index, so some layers in one grade and the
+rest in another show as one family with two grades.  Grouping is by
+hashing, never pairwise.  A GGUF whose general.file_type declares a k-quant
+mix (Q4_K_M, ...) mixes types by design and is left out.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from ...artifact import Artifact, QTensor, ScanInput
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+from ..support import checkpoint_key, declared_mix, family, identity
+
+RULE = Rule(
+    code="GRIT202",
+    kind=Kind.ROLE_DRIFT,
+    severity=Severity.DISAGREEMENT,
+    summary='one logical role carries more than one grade inside one checkpoint (a half-converted checkpoint)',
+    doc="""\
+**Disagreement.** One logical role (the layer index dropped:
+`blk.*.attn_q.weight`) carries more than one grade inside one checkpoint —
+the shape of a half-converted checkpoint. A GGUF whose `general.file_type`
+declares a k-quant mix (Q4_K_M, ...) mixes types by design: its summary says
+so and no finding is made.
+
+Example (`fixtures/broken/half-converted`):
+
+    role model.layers.*.self_attn.q_proj.weight carries 2 grades in one checkpoint: GRADE_MXFP4 x2, GRADE_NVF4 x2
+
+Fix: re-run the conversion over every layer.
+""",
+)
+RULES = (RULE,)
+
+
+def check_scan(scan: ScanInput) -> list[Finding]:
+    return role_drift(scan.artifacts)
+
+
+def role_drift(arts: Sequence[Artifact]) -> list[Finding]:
+    """Per checkpoint: a family with more than one grade."""
+    by_group: dict[str, list[Artifact]] = defaultdict(list)
+    for a in arts:
+        if a.quantized and a.format.is_checkpoint_file:
+            by_group[checkpoint_key(a)].append(a)
+    out = []
+    for group, members in sorted(by_group.items()):
+        fam: dict[tuple[str, str], dict[str, list[tuple[Artifact, QTensor]]]] = defaultdict(
+            lambda: defaultdict(list))
+        for a in members:
+            if declared_mix(a):
+                continue
+            for q in a.quantized:
+                if q.desc is None and q.convention is None:
+                    continue
+                fam[(a.format.value, family(q.role))][identity(q)].append((a, q))
+        for (_fmt, f), ids in sorted(fam.items()):
+            if len(ids) < 2:
+                continue
+            counts = {k: len(v) for k, v in ids.items()}
+            first = sorted(ids.items(), key=lambda kv: -len(kv[1]))
+            path = first[0][1][0][0].path
+            examples = {k: [q.name for _, q in v[:5]] for k, v in ids.items()}
+            msg = (f"role {f} carries {len(ids)} grades in one checkpoint: "
+                   + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items(),
+                                                              key=lambda kv: -kv[1]))
+                   + " — a half-converted checkpoint?")
+            out.append(RULE.finding(path, msg, None,
+                                    {"role": f, "group": group, "grades": counts,
+                                     "examples": examples,
+                                     "suggested_fix": "re-run the conversion over every layer"}))
+    return out
