@@ -16,7 +16,7 @@ import tempfile
 import atheris
 
 with atheris.instrument_imports():
-    from grit_scan.model import Artifact
+    from grit_scan.artifact import Artifact
     from grit_scan.parsers import readers
 
 TMP = tempfile.mkdtemp(prefix="grit-fuzz-")
