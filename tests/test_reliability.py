@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grit_scan
+from grit_scan.artifact import Artifact, IssueCode
 from grit_scan.cli import main
 from grit_scan.codec.errors import GritError
 from grit_scan.codec.grade import parse_grade
-from grit_scan.artifact import Artifact, IssueCode
 from grit_scan.parsers import configs, fileio, gguf_reader, index, readers
 from grit_scan.parsers.manifest import read_manifest
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ..api import lookup, rules
+from ..api import Rule, lookup, rules
 from ._app import UsageError, app
 from .common import emit_json
 
@@ -25,18 +25,15 @@ def rule_cmd(
         for r in rules():
             typer.echo(f"{r.code}  {r.name:<26} {r.severity.value:<13} {r.summary}")
         return
-    r = lookup(kind)
-    if r is None:
+    one = lookup(kind)
+    if one is None:
         raise UsageError(f"unknown finding kind or code {kind!r} (grit rule --all lists them)")
     if as_json:
-        emit_json(_json(r))
+        emit_json(_json(one))
         return
-    typer.echo(f"# {r.name} ({r.code})\n\n{r.doc}")
+    typer.echo(f"# {one.name} ({one.code})\n\n{one.doc}")
 
 
-def _json(r: object) -> dict[str, str]:
-    from ..api import Rule
-
-    assert isinstance(r, Rule)
+def _json(r: Rule) -> dict[str, str]:
     return {"code": r.code, "name": r.name, "severity": r.severity.value,
             "summary": r.summary, "doc": r.doc}

@@ -94,7 +94,9 @@ def model_info(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if not isinstance(obj, dict):
         return out
-    for src in (obj, obj.get("text_config") if isinstance(obj.get("text_config"), dict) else {}):
+    tc = obj.get("text_config")
+    sources: list[dict[str, Any]] = [obj, tc if isinstance(tc, dict) else {}]
+    for src in sources:
         if isinstance(src.get("model_type"), str) and "model_type" not in out:
             out["model_type"] = src["model_type"]
         n = _int(src.get("num_hidden_layers"))
@@ -125,7 +127,7 @@ def _normalise(qc: dict[str, Any], where: str) -> Declared:
             for g in groups.values():
                 if not isinstance(g, dict):
                     continue
-                w = g.get("weights") if isinstance(g.get("weights"), dict) else {}
+                w: dict[str, Any] = g["weights"] if isinstance(g.get("weights"), dict) else {}
                 if isinstance(g.get("format"), str):
                     fmts.add(g["format"])
                 if _int(w.get("group_size")) is not None:

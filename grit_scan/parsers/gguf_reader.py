@@ -106,10 +106,12 @@ class _Reader:
         self.pos += n
 
     def u32(self, what: str) -> int:
-        return struct.unpack("<I", self.take(4, what))[0]
+        v: int = struct.unpack("<I", self.take(4, what))[0]
+        return v
 
     def u64(self, what: str) -> int:
-        return struct.unpack("<Q", self.take(8, what))[0]
+        v: int = struct.unpack("<Q", self.take(8, what))[0]
+        return v
 
     def string(self, what: str, keep: bool = True) -> str | None:
         n = self.u64(f"{what} length")

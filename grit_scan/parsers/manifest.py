@@ -65,7 +65,17 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
             if q is not None:
                 art.quantized.append(q)
     art.metadata["listed"] = listed
+    # where each listed path resolves, so the rules can join on it without I/O
+    art.metadata["resolved"] = {rel: os.path.realpath(os.path.join(base, rel))
+                                for rel in listed}
     return art, listed
+
+
+def listed_file(man: Artifact, q: QTensor) -> str | None:
+    """The real path of the file a manifest entry ``q`` belongs to."""
+    rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
+    resolved = man.metadata.get("resolved", {})
+    return resolved.get(rel) if isinstance(resolved, dict) else None
 
 
 def _tensor(art: Artifact, rel: str, name: str, t: Any) -> QTensor | None:
@@ -99,13 +109,11 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any) -> QTensor | None:
 def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> None:
     """Give each listed file's tensors the digest the manifest recorded (a
     hash join on real path and tensor name), unless the file records its own."""
-    base = os.path.dirname(man.abs_path)
     by_file: dict[str, dict[str, QTensor]] = {}
     for q in man.quantized:
         if q.expected_digest is None:
             continue
-        rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
-        art = files.get(os.path.realpath(os.path.join(base, rel)))
+        art = files.get(listed_file(man, q) or "")
         if art is None:
             continue
         want = by_file.setdefault(art.abs_path, {})

@@ -215,8 +215,8 @@ def _entry(name: str, entry: Any, data_start: int, region: int,
         bad("its header entry is not an object")
         return None
     dtype, shape, offs = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-    width = DTYPE_BITS.get(dtype) if type(dtype) is str else None
-    if width is None:
+    width = DTYPE_BITS.get(dtype) if isinstance(dtype, str) else None
+    if width is None or not isinstance(dtype, str):
         bad(f"unsupported dtype {dtype!r} (dtypes are case-sensitive: "
             f"{', '.join(sorted(DTYPE_BITS))})")
         return None

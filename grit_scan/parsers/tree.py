@@ -190,9 +190,9 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
         declared["model"] = info
         declared["config_dir"] = group
         scan.declared[group] = declared
-    role = role_function(info.get("model_type") if isinstance(info.get("model_type"), str)
-                         else None, info.get("n_layers") if isinstance(info.get("n_layers"), int)
-                         else None)
+    model_type, n_layers = info.get("model_type"), info.get("n_layers")
+    role = role_function(model_type if isinstance(model_type, str) else None,
+                         n_layers if isinstance(n_layers, int) else None)
     return declared, role, arts
 
 
@@ -249,9 +249,9 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             real = os.path.realpath(target)
             if real in read or not os.path.isfile(real):
                 continue
-            fmt = classify(os.path.basename(rel), real)
+            listed_fmt = classify(os.path.basename(rel), real)
             shown = os.path.join(os.path.dirname(disp), rel)
-            art = contained_read(real, shown, fmt or Format.SAFETENSORS, declared, role)
+            art = contained_read(real, shown, listed_fmt or Format.SAFETENSORS, declared, role)
             art.group = group
             scan.artifacts.append(art)
             read.add(real)

@@ -194,14 +194,14 @@ class Runner:
         out: list[Finding] = []
         for art in scan.artifacts:
             for m in active:
-                if m.check_file is not None:
-                    check = m.check_file
-                    out.extend(self._contained(m, art.path, lambda c=check, a=art: c(a)))
+                check = m.check_file
+                if check is not None:
+                    out.extend(self._contained(m, art.path, functools.partial(check, art)))
         where = scan.roots[0] if scan.roots else "."
         for m in active:
-            if m.check_scan is not None:
-                check_s = m.check_scan
-                out.extend(self._contained(m, where, lambda c=check_s: c(scan)))
+            check_s = m.check_scan
+            if check_s is not None:
+                out.extend(self._contained(m, where, functools.partial(check_s, scan)))
         if open_planes is not None:
             out.extend(self._deep(scan.artifacts, active, open_planes, progress, jobs))
         return [f for f in out if f.kind in self.enabled]
@@ -222,7 +222,7 @@ class Runner:
                         check = m.check_deep
                         assert check is not None
                         found.extend(self._contained(m, a.path,
-                                                     lambda c=check: c(a, planes)))
+                                                     functools.partial(check, a, planes)))
             except ReadError as exc:
                 found.append(rule(Kind.FILE_UNPARSEABLE).finding(
                     a.path, f"--deep could not read it: {exc}"))

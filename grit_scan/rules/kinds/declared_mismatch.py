@@ -3,7 +3,7 @@ quantize_config.json, hf_quant_config.json) contradicts the bytes."""
 
 from __future__ import annotations
 
-import os
+import posixpath
 from collections import defaultdict
 from typing import Any
 
@@ -85,7 +85,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         arts = by_group.get(group, [])
         qs = [(a, q) for a in arts for q in a.quantized]
         src = dec.get("source", "config")
-        cfg_path = os.path.join(group, src.split(" ")[0])
+        cfg_path = posixpath.join(group, src.split(" ")[0])
         if not qs and arts:
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
             out.append(RULE.finding(

@@ -9,7 +9,6 @@ together with one diff.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -85,9 +84,8 @@ def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
         if a1.abs_path == a2.abs_path:
             continue  # one file repeating a role is an index matter, not a tool disagreement
         ex = explain(_operand(a1, q1), _operand(a2, q2))
-        side_a = sorted({a.path for a, _ in groups[0]})
-        side_b = sorted({a.path for g in groups[1:] for a, _ in g})
-        key = (tuple(side_a), tuple(side_b), tuple(ex.differences))
+        key = (tuple(sorted({a.path for a, _ in groups[0]})),
+               tuple(sorted({a.path for g in groups[1:] for a, _ in g})), tuple(ex.differences))
         patterns[key].append((role, groups[0], groups[1]))
     out = []
     for (side_a, side_b, diffs), items in sorted(patterns.items(), key=lambda kv: kv[0][:2]):
@@ -138,11 +136,11 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
     for man in arts:
         if man.format is not Format.MANIFEST or not man.parsed:
             continue
-        base = os.path.dirname(man.abs_path)
+        resolved = man.metadata.get("resolved", {})
         tensors: dict[str, dict[str, QTensor]] = {}
         for q in man.quantized:
             rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
-            art = by_path.get(os.path.realpath(os.path.join(base, rel)))
+            art = by_path.get(resolved.get(rel, ""))
             if art is None:
                 continue  # the reader already reported the file as gone
             now = tensors.get(art.abs_path)
