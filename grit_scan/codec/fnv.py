@@ -1,7 +1,7 @@
 """FNV-1a, 64- and 128-bit (§6.1).
 
 The pure-Python loops here are the reference.  When the optional compiled
-helper ``grit_scan._fnv`` was built by the package build, the streaming
+helper ``grit_scan.codec._fnv`` was built by the package build, the streaming
 hashers use it for bulk bytes; results are identical by test
 (tests/test_fnv.py), and ``compiled_backend()`` tells callers which path runs.
 """
@@ -18,7 +18,7 @@ _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
 
 try:  # pragma: no cover - depends on the build
-    from grit_scan import _fnv as _compiled  # type: ignore[attr-defined]
+    from . import _fnv as _compiled  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - depends on the build
     _compiled = None
 
