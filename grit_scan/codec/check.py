@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import fmt
+from .bits import container_bits
 from .descriptor import SIZE, Descriptor, unpack
 from .errors import (
     ERROR_FOR_STATUS,
@@ -208,13 +209,9 @@ def _step3(d: Descriptor) -> None:
 # --------------------------------------------------------------------------
 
 
-def _width(word: int) -> int:
-    return (word & 31) + 1
-
-
 def _cw(word: int, container: int) -> int:
-    w = _width(word)
-    return 8 if container == CT_PAD8 and w <= 8 else w
+    """cw(f, ct) of §7.3 step 4 for a format word and a container code."""
+    return container_bits(fmt.width(word), container == CT_PAD8)
 
 
 def _ceil8(bits: int) -> int:
@@ -272,7 +269,7 @@ def plane_sizes(d: Descriptor, shape: Sequence[int]) -> PlaneSizes:
     cw_e = _cw(d.elem, d.container)
     cw_s0 = _cw(d.scale0, CT_PAD8)
     l1_mult = 2 if d.flags & F_ZP_L1SCALED else 1
-    w_s1 = _width(d.scale1)
+    w_s1 = fmt.width(d.scale1)
     data = _ceil8(nnz * cw_e)
     scale0 = _ceil8(n_groups0 * cw_s0)
     scale1 = _ceil8(n_groups1 * l1_mult * w_s1)
@@ -329,7 +326,7 @@ def _likeliest_cause(d: Descriptor, sz: PlaneSizes, plane: int, actual: int) -> 
     if plane == 2 and d.flags & F_ZP_L1SCALED and actual * 2 == expected:
         return ("the level-1 plane holds one value per group; ZP_L1SCALED stores [S1, Z1] "
                 "pairs (§8.4)")
-    if plane == 3 and d.flags & F_HAS_ZP and _width(d.zp_fmt) <= 4 and actual * 2 == expected:
+    if plane == 3 and d.flags & F_HAS_ZP and fmt.width(d.zp_fmt) <= 4 and actual * 2 == expected:
         return ("zero points packed two per byte (dense nibbles, as GPTQ and AWQ ship them); "
                 "GRIT v1 stores sub-byte zero points one per byte (§3.4, §0.3d)")
     if plane == 3 and d.flags & F_HAS_ZP and actual == 0:

@@ -21,6 +21,7 @@ from .bits import unpack_codes as _unpack_bytes
 from .check import grit_check
 from .descriptor import Descriptor
 from .errors import ERROR_FOR_STATUS, Detail, GritGradeError
+from .fmt_array import decode_array, encode_array
 from .grade import Grade, registry
 from .layout import (
     Geometry,
@@ -91,8 +92,8 @@ def _project_dt(out: np.ndarray, g: Grade) -> np.ndarray:
         return out
     word = fmt.FORMAT_TOKENS[dt or "binary32"]
     nan = np.isnan(out)
-    codes = fmt.encode_array(word, np.where(nan, 0, out), g["dr"] or "rne", g["ds"] or "satfinite")
-    res = fmt.decode_array(word, codes)
+    codes = encode_array(word, np.where(nan, 0, out), g["dr"] or "rne", g["ds"] or "satfinite")
+    res = decode_array(word, codes)
     res[nan] = np.nan
     return res
 
@@ -153,19 +154,19 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
     l1zp = bool(d.flags & F_ZP_L1SCALED)
     pad8 = d.container == CT_PAD8
     msb = bool(d.flags & F_MSB_FIRST)
-    w_e = (d.elem & 31) + 1
+    w_e = fmt.width(d.elem)
     mult = 2 if l1zp else 1
     cursor = 0  # stored-element cursor (sparse)
     s1_codes = None
     if two:
         spec1 = geo.planes[2]
         s1_codes = unpack_codes(planes[2], spec1.units * mult, spec1.width, False, False)
-        s1_vals = fmt.decode_array(d.scale1, s1_codes).reshape(-1, mult)
+        s1_vals = decode_array(d.scale1, s1_codes).reshape(-1, mult)
     for e0 in range(0, numel, step):
         e1 = min(numel, e0 + step)
         n = e1 - e0
         g0a, g0b = e0 // k0, e1 // k0
-        s0 = fmt.decode_array(d.scale0, unpack_codes(planes[1], g0b - g0a, (d.scale0 & 31) + 1,
+        s0 = decode_array(d.scale0, unpack_codes(planes[1], g0b - g0a, fmt.width(d.scale0),
                                                      True, False, start=g0a))
         if two:
             if d.k1 == 0:
@@ -189,15 +190,15 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
             codes = unpack_codes(planes[0], kept, w_e, pad8, msb, start=cursor)
             cursor += kept
             e = np.zeros(n, dtype=np.float32)
-            e[mask] = fmt.decode_array(d.elem, codes)
+            e[mask] = decode_array(d.elem, codes)
         else:
-            e = fmt.decode_array(d.elem, unpack_codes(planes[0], n, w_e, pad8, msb, start=e0))
+            e = decode_array(d.elem, unpack_codes(planes[0], n, w_e, pad8, msb, start=e0))
         S_g = S[:, None]  # one scale per level-0 group, broadcast over its k0 elements
         eg = e.reshape(-1, k0)
         with np.errstate(invalid="ignore", over="ignore"):
             if has_zp:
-                zp = fmt.decode_array(d.zp_fmt, unpack_codes(planes[3], g0b - g0a,
-                                                             (d.zp_fmt & 31) + 1, True, False,
+                zp = decode_array(d.zp_fmt, unpack_codes(planes[3], g0b - g0a,
+                                                             fmt.width(d.zp_fmt), True, False,
                                                              start=g0a))
                 if l1zp:
                     Z = (s1_vals[g1, 1] * zp).astype(np.float32)  # §8.1 step 5, zps=l1

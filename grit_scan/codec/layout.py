@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bits import pack_codes, unpack_codes
+from . import fmt
+from .bits import container_bits, pack_codes, unpack_codes
 from .check import expected_plane_sizes
 from .descriptor import Descriptor
 from .errors import Detail, GritLayoutError, GritSizeError, GritValueError
@@ -98,7 +99,7 @@ class PlaneSpec:
 
     @property
     def cw(self) -> int:
-        return 8 if self.pad8 and self.width <= 8 else self.width
+        return container_bits(self.width, self.pad8)
 
     @property
     def canonical_bytes(self) -> int:
@@ -125,9 +126,9 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
     sparse = bool(d.flags & F_SPARSE)
     per_row_data = inner * d.sp_n // d.sp_m if sparse else inner
     gpr = inner // d.k0  # level-0 groups per row
-    data = PlaneSpec(0, True, sz.nnz, 1, (d.elem & 31) + 1, d.container == CT_PAD8,
+    data = PlaneSpec(0, True, sz.nnz, 1, fmt.width(d.elem), d.container == CT_PAD8,
                      bool(d.flags & F_MSB_FIRST), (outer, per_row_data))
-    s0 = PlaneSpec(1, True, sz.n_groups0, 1, (d.scale0 & 31) + 1, True, False, (outer, gpr))
+    s0 = PlaneSpec(1, True, sz.n_groups0, 1, fmt.width(d.scale0), True, False, (outer, gpr))
     if d.n_levels == 2:
         mult = 2 if d.flags & F_ZP_L1SCALED else 1
         if d.k1 == 0:
@@ -136,7 +137,7 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
             dims1 = (outer, gpr // d.k1)
         else:
             dims1 = (1, sz.n_groups1)
-        s1 = PlaneSpec(2, True, sz.n_groups1, mult, (d.scale1 & 31) + 1, False, False, dims1)
+        s1 = PlaneSpec(2, True, sz.n_groups1, mult, fmt.width(d.scale1), False, False, dims1)
     else:
         s1 = PlaneSpec(2, False, 0, 1, 1, False, False, (1, 0))
     if sparse:
@@ -144,7 +145,7 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
         aux = PlaneSpec(3, True, sz.numel // d.sp_m, d.sp_n, metabits, False, False,
                         (outer, inner // d.sp_m))
     elif d.flags & F_HAS_ZP:
-        aux = PlaneSpec(3, True, sz.n_groups0, 1, (d.zp_fmt & 31) + 1, True, False, (outer, gpr))
+        aux = PlaneSpec(3, True, sz.n_groups0, 1, fmt.width(d.zp_fmt), True, False, (outer, gpr))
     else:
         aux = PlaneSpec(3, False, 0, 1, 1, False, False, (1, 0))
     if d.n_levels == 2:

@@ -15,6 +15,7 @@ import numpy as np
 from . import fmt
 from .bits import unpack_codes
 from .descriptor import Descriptor
+from .fmt_array import decode_array
 from .layout import geometry
 from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE
 
@@ -38,10 +39,10 @@ def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryvi
     if groups.size == 0:
         return []
     warnings: list[str] = []
-    w_s0 = (d.scale0 & 31) + 1
+    w_s0 = fmt.width(d.scale0)
     s_codes = np.concatenate([unpack_codes(planes[1], 1, w_s0, True, False, start=int(g))
                               for g in groups])
-    s_vals = fmt.decode_array(d.scale0, s_codes)
+    s_vals = decode_array(d.scale0, s_codes)
     nan = int(np.isnan(s_vals).sum())
     if nan:
         warnings.append(f"{nan} of {groups.size} sampled level-0 scales are NaN: those groups "
@@ -57,7 +58,7 @@ def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryvi
             unpack_codes(planes[0], per_group, ef.width, d.container == CT_PAD8,
                          bool(d.flags & F_MSB_FIRST), start=int(g) * per_group)
             for g in groups])
-        vals = fmt.decode_array(d.elem, codes)
+        vals = decode_array(d.elem, codes)
         top = float((1 << ef.width) - 1 if ef.unsigned else (1 << (ef.width - 1)) - 1)
         reach = float(np.abs(vals).max()) if vals.size else 0.0
         if reach < top / 2:
