@@ -31,8 +31,6 @@ from .layout import Geometry, from_canonical, geometry, unit_bytes, unit_codes
 from .placement import ROW_MAJOR, UNSPECIFIED
 from .tables import F_SPARSE, NOTE_ASSUMED
 
-PLANES = ("data", "scale0", "scale1", "aux")
-
 
 @dataclass(frozen=True)
 class GritArray:

@@ -23,9 +23,10 @@ from .errors import (
     GritValueError,
     Status,
 )
-from .fingerprint import PLANE_NAMES, digest_planes
+from .fingerprint import digest_planes
 from .grade import FRAME_FIELDS, Grade, registry
 from .placement import placement_name, placement_problem
+from .planes import PLANE_NAMES, Plane
 from .tables import (
     CT_PAD8,
     F_HAS_ZP,
@@ -41,7 +42,6 @@ from .tables import (
 
 _I64_MAX = (1 << 63) - 1
 _DEFAULT_GRADES = registry()
-PLANE_WORDS = ("data", "scale0", "scale1", "aux")
 
 
 @dataclass(frozen=True)
@@ -326,10 +326,11 @@ def _likeliest_cause(d: Descriptor, sz: PlaneSizes, plane: int, actual: int) -> 
     if plane == 2 and d.flags & F_ZP_L1SCALED and actual * 2 == expected:
         return ("the level-1 plane holds one value per group; ZP_L1SCALED stores [S1, Z1] "
                 "pairs (§8.4)")
-    if plane == 3 and d.flags & F_HAS_ZP and fmt.width(d.zp_fmt) <= 4 and actual * 2 == expected:
+    zp_nibbles = d.flags & F_HAS_ZP and fmt.width(d.zp_fmt) <= 4
+    if plane == Plane.AUX and zp_nibbles and actual * 2 == expected:
         return ("zero points packed two per byte (dense nibbles, as GPTQ and AWQ ship them); "
                 "GRIT v1 stores sub-byte zero points one per byte (§3.4, §0.3d)")
-    if plane == 3 and d.flags & F_HAS_ZP and actual == 0:
+    if plane == Plane.AUX and d.flags & F_HAS_ZP and actual == 0:
         return "the zero-point plane is missing (symmetric checkpoint described as asymmetric?)"
     if actual < expected:
         return (f"the plane is short by {expected - actual} bytes: a truncated shard, a short "
@@ -397,7 +398,7 @@ def _step5(d: Descriptor, sz: PlaneSizes, planes: Sequence[bytes | memoryview | 
                         expected=expected_digest.hex(), actual=got.hex())
     if d.flags & F_SPARSE and d.sp_order == SPORDER_ASC_LSB:
         metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
-        aux = planes[3] if planes[3] is not None else b""
+        aux = planes[Plane.AUX] if planes[Plane.AUX] is not None else b""
         bad = sparse_order_violation(aux, sz.numel // d.sp_m, d.sp_n, d.sp_m, metabits)
         if bad is not None:
             g, idx = bad

@@ -31,6 +31,7 @@ from .layout import (
     to_canonical,
     to_canonical_codes,
 )
+from .planes import Plane
 from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, F_ZP_MINUS1
 
 DEFAULT_CHUNK = 1 << 16  # elements per chunk: the working set stays in cache
@@ -159,15 +160,15 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
     cursor = 0  # stored-element cursor (sparse)
     s1_codes = None
     if two:
-        spec1 = geo.planes[2]
-        s1_codes = unpack_codes(planes[2], spec1.units * mult, spec1.width, False, False)
+        spec1 = geo.planes[Plane.SCALE1]
+        s1_codes = unpack_codes(planes[Plane.SCALE1], spec1.units * mult, spec1.width, False, False)
         s1_vals = decode_array(d.scale1, s1_codes).reshape(-1, mult)
     for e0 in range(0, numel, step):
         e1 = min(numel, e0 + step)
         n = e1 - e0
         g0a, g0b = e0 // k0, e1 // k0
-        s0 = decode_array(d.scale0, unpack_codes(planes[1], g0b - g0a, fmt.width(d.scale0),
-                                                     True, False, start=g0a))
+        s0 = decode_array(d.scale0, unpack_codes(planes[Plane.SCALE0], g0b - g0a,
+                                                 fmt.width(d.scale0), True, False, start=g0a))
         if two:
             if d.k1 == 0:
                 g1 = np.zeros(g0b - g0a, dtype=np.int64)
@@ -179,7 +180,8 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
         if sparse:
             m = d.sp_m
             q0, q1 = e0 // m, e1 // m
-            meta = unpack_codes(planes[3], (q1 - q0) * d.sp_n, geo.planes[3].width, False, False,
+            meta = unpack_codes(planes[Plane.AUX], (q1 - q0) * d.sp_n,
+                                geo.planes[Plane.AUX].width, False, False,
                                 start=q0 * d.sp_n).reshape(q1 - q0, d.sp_n)
             mask = np.zeros((q1 - q0, m + 1), dtype=bool)
             rows = np.repeat(np.arange(q1 - q0), d.sp_n)
@@ -187,17 +189,17 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
             mask[rows, idx] = True
             mask = mask[:, :m].reshape(-1)
             kept = int(mask.sum())
-            codes = unpack_codes(planes[0], kept, w_e, pad8, msb, start=cursor)
+            codes = unpack_codes(planes[Plane.DATA], kept, w_e, pad8, msb, start=cursor)
             cursor += kept
             e = np.zeros(n, dtype=np.float32)
             e[mask] = decode_array(d.elem, codes)
         else:
-            e = decode_array(d.elem, unpack_codes(planes[0], n, w_e, pad8, msb, start=e0))
+            e = decode_array(d.elem, unpack_codes(planes[Plane.DATA], n, w_e, pad8, msb, start=e0))
         S_g = S[:, None]  # one scale per level-0 group, broadcast over its k0 elements
         eg = e.reshape(-1, k0)
         with np.errstate(invalid="ignore", over="ignore"):
             if has_zp:
-                zp = decode_array(d.zp_fmt, unpack_codes(planes[3], g0b - g0a,
+                zp = decode_array(d.zp_fmt, unpack_codes(planes[Plane.AUX], g0b - g0a,
                                                              fmt.width(d.zp_fmt), True, False,
                                                              start=g0a))
                 if l1zp:

@@ -11,8 +11,6 @@ from .errors import GritValueError
 from .fnv import Fnv128, fnv1a64, fnv1a128
 from .grade import Grade
 
-PLANE_NAMES = ("data", "scale0", "scale1", "aux")
-
 
 def grade_id(canonical: str) -> int:
     """§6.2: FNV-1a-64 of the canonical grade string, no NUL."""

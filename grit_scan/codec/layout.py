@@ -50,9 +50,8 @@ from .placement import (
     placement_class,
     placement_name,
 )
+from .planes import BLOCK_AOS_ORDER, PLANE_NAMES, Plane
 from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, SP_META_BITS
-
-PLANES = ("data", "scale0", "scale1", "aux")
 
 REGISTERED_MEANING: dict[int, str] = {
     ROW_MAJOR: "RowMajor",
@@ -88,7 +87,7 @@ def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
 
 @dataclass(frozen=True)
 class PlaneSpec:
-    index: int
+    index: Plane
     present: bool
     units: int
     per_unit: int  # codes per unit
@@ -126,9 +125,10 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
     sparse = bool(d.flags & F_SPARSE)
     per_row_data = inner * d.sp_n // d.sp_m if sparse else inner
     gpr = inner // d.k0  # level-0 groups per row
-    data = PlaneSpec(0, True, sz.nnz, 1, fmt.width(d.elem), d.container == CT_PAD8,
+    data = PlaneSpec(Plane.DATA, True, sz.nnz, 1, fmt.width(d.elem), d.container == CT_PAD8,
                      bool(d.flags & F_MSB_FIRST), (outer, per_row_data))
-    s0 = PlaneSpec(1, True, sz.n_groups0, 1, fmt.width(d.scale0), True, False, (outer, gpr))
+    s0 = PlaneSpec(Plane.SCALE0, True, sz.n_groups0, 1, fmt.width(d.scale0), True, False,
+                   (outer, gpr))
     if d.n_levels == 2:
         mult = 2 if d.flags & F_ZP_L1SCALED else 1
         if d.k1 == 0:
@@ -137,17 +137,19 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
             dims1 = (outer, gpr // d.k1)
         else:
             dims1 = (1, sz.n_groups1)
-        s1 = PlaneSpec(2, True, sz.n_groups1, mult, fmt.width(d.scale1), False, False, dims1)
+        s1 = PlaneSpec(Plane.SCALE1, True, sz.n_groups1, mult, fmt.width(d.scale1), False, False,
+                       dims1)
     else:
-        s1 = PlaneSpec(2, False, 0, 1, 1, False, False, (1, 0))
+        s1 = PlaneSpec(Plane.SCALE1, False, 0, 1, 1, False, False, (1, 0))
     if sparse:
         metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
-        aux = PlaneSpec(3, True, sz.numel // d.sp_m, d.sp_n, metabits, False, False,
+        aux = PlaneSpec(Plane.AUX, True, sz.numel // d.sp_m, d.sp_n, metabits, False, False,
                         (outer, inner // d.sp_m))
     elif d.flags & F_HAS_ZP:
-        aux = PlaneSpec(3, True, sz.n_groups0, 1, fmt.width(d.zp_fmt), True, False, (outer, gpr))
+        aux = PlaneSpec(Plane.AUX, True, sz.n_groups0, 1, fmt.width(d.zp_fmt), True, False,
+                        (outer, gpr))
     else:
-        aux = PlaneSpec(3, False, 0, 1, 1, False, False, (1, 0))
+        aux = PlaneSpec(Plane.AUX, False, 0, 1, 1, False, False, (1, 0))
     if d.n_levels == 2:
         n_blocks = sz.n_groups1 if d.k1 else 1
     else:
@@ -351,7 +353,7 @@ def _collect_attrs(node: Layout, attrs: _Attrs) -> None:
 def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> Layout:
     """The layout expression a placement word stands for, or refuse (§5.3)."""
     if word == UNSPECIFIED:
-        raise _refuse(f"{PLANES[plane]} placement is UNSPECIFIED (not asserted); decode needs "
+        raise _refuse(f"{PLANE_NAMES[plane]} placement is UNSPECIFIED (not asserted); decode needs "
                       "a placement", plane)
     if word in REGISTERED_MEANING:
         return parse_layout(REGISTERED_MEANING[word])
@@ -360,18 +362,19 @@ def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> 
                       "for relayout by this implementation", plane)
     cls = placement_class(word)
     if cls == 0xF:
-        raise _refuse(f"{PLANES[plane]} placement is OPAQUE: it can never be relayouted (L3)",
+        raise _refuse(f"{PLANE_NAMES[plane]} placement is OPAQUE: it can never be relayouted (L3)",
                       plane)
     if cls == 0x8:
         text = (layouts or {}).get(word) or WELL_KNOWN_LAYOUTS.get(word)
         if text is None:
-            raise _refuse(f"{PLANES[plane]} placement {word:#018x} is a layout expression hash "
-                          "whose expression was not supplied; refusing to guess (§5.3)", plane)
+            raise _refuse(f"{PLANE_NAMES[plane]} placement {word:#018x} is a layout "
+                          "expression hash whose expression was not supplied; refusing to "
+                          "guess (§5.3)", plane)
         node = parse_layout(text)
         if expression_word(node.text) != word:
             raise _refuse(f"layout expression {text!r} does not hash to {word:#018x}", plane)
         return node
-    raise _refuse(f"{PLANES[plane]} placement {placement_name(word)} is not defined", plane)
+    raise _refuse(f"{PLANE_NAMES[plane]} placement {placement_name(word)} is not defined", plane)
 
 
 @dataclass
@@ -405,7 +408,7 @@ def plane_layouts(d: Descriptor, g: Geometry,
             try:
                 perm = _build(node, rows, cols, ctx, attrs)
             except GritValueError as exc:
-                raise _refuse(f"{PLANES[i]} placement {node.text}: {exc}", i) from None
+                raise _refuse(f"{PLANE_NAMES[i]} placement {node.text}: {exc}", i) from None
         out.append(PlaneLayout(perm, attrs))
     present = [pl for pl in out if pl is not None]
     aos = [pl.attrs.aos for pl in present]
@@ -416,7 +419,7 @@ def plane_layouts(d: Descriptor, g: Geometry,
         raise _refuse("PackK4 joins scale0 and the zero-point plane: set it on both "
                       "placement_scale and placement_meta")
     if all(pk):
-        s0, aux = g.planes[1], g.planes[3]
+        s0, aux = g.planes[Plane.SCALE0], g.planes[Plane.AUX]
         if not (d.flags & F_HAS_ZP and s0.width == 6 and aux.width == 6 and s0.units % 8 == 0):
             raise _refuse("PACK_K4_12B needs u6 scales and u6 zero points in groups of 8")
     if any(pl.attrs.pad for pl in present) and any(aos):
@@ -449,7 +452,7 @@ def stored_sizes(d: Descriptor, shape: Sequence[int],
             n = -(-n // pl.attrs.pad) * pl.attrs.pad
         sizes.append(n)
     if pls[1] is not None and pls[1].attrs.packk4:
-        sizes[1] = g.planes[1].units // 8 * 12
+        sizes[1] = g.planes[Plane.SCALE0].units // 8 * 12
         sizes[3] = 0
     aos = bool(pls[0] is not None and pls[0].attrs.aos)
     return sizes, aos
@@ -513,18 +516,17 @@ def _split_stored(
             out.append(payload[off : off + n])
             off += n
         return out
-    order = (2, 1, 3, 0)  # scale1 ‖ scale0 ‖ aux ‖ data per block
     per = []
     for i in range(4):
         if sizes[i] % n_blocks:
-            raise _refuse(f"BLOCK_AOS: the {PLANES[i]} plane ({sizes[i]} bytes) does not split "
-                          f"into {n_blocks} whole-byte blocks", i)
+            raise _refuse(f"BLOCK_AOS: the {PLANE_NAMES[i]} plane ({sizes[i]} bytes) does "
+                          f"not split into {n_blocks} whole-byte blocks", i)
         per.append(sizes[i] // n_blocks)
     block = sum(per)
     grid = payload[: block * n_blocks].reshape(n_blocks, block) if n_blocks else payload[:0]
     out: list[np.ndarray] = [np.zeros(0, np.uint8)] * 4
     col = 0
-    for i in order:
+    for i in BLOCK_AOS_ORDER:
         out[i] = np.ascontiguousarray(grid[:, col : col + per[i]]).reshape(-1)
         col += per[i]
     return out
@@ -533,9 +535,8 @@ def _split_stored(
 def _join_stored(stored: list[bytes], sizes: list[int], aos: bool, n_blocks: int) -> bytes:
     if not aos:
         return b"".join(stored)
-    order = (2, 1, 3, 0)
     cols = []
-    for i in order:
+    for i in BLOCK_AOS_ORDER:
         if sizes[i]:
             cols.append(np.frombuffer(stored[i], dtype=np.uint8).reshape(n_blocks, -1))
     if not cols:
@@ -577,7 +578,7 @@ def to_canonical_codes(
     k4 = pls[1] is not None and pls[1].attrs.packk4
     units: dict[int, np.ndarray] = {}
     if k4:
-        sc, m = _unpack_k4(stored[1], g.planes[1].units)
+        sc, m = _unpack_k4(stored[1], g.planes[Plane.SCALE0].units)
         units[1] = sc[:, None]
         units[3] = m[:, None]
     for i, (spec, pl) in enumerate(zip(g.planes, pls)):
@@ -626,9 +627,9 @@ def from_canonical(
         if pl is None:
             continue
         if len(planes[i]) != spec.canonical_bytes:
-            raise GritValueError(f"{PLANES[i]} plane is {len(planes[i])} bytes; canonical size "
-                                 f"is {spec.canonical_bytes}")
-        k4 = pl.attrs.packk4 and i in (1, 3)  # PackK4 joins scale0 and aux only
+            raise GritValueError(f"{PLANE_NAMES[i]} plane is {len(planes[i])} bytes; "
+                                 f"canonical size is {spec.canonical_bytes}")
+        k4 = pl.attrs.packk4 and i in (Plane.SCALE0, Plane.AUX)  # PackK4 joins scale0 and aux only
         if pl.perm.identity and not k4:
             phys = None
         else:

@@ -17,6 +17,7 @@ from .bits import unpack_codes
 from .descriptor import Descriptor
 from .fmt_array import decode_array
 from .layout import geometry
+from .planes import Plane
 from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE
 
 SAMPLES = 64
@@ -34,13 +35,13 @@ def sample_groups(n_groups0: int, samples: int = SAMPLES) -> np.ndarray:
 def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryview]) -> list[str]:
     """Warnings for canonical planes that already passed level 2."""
     geo = geometry(d, shape)
-    n_groups0 = geo.planes[1].units
+    n_groups0 = geo.planes[Plane.SCALE0].units
     groups = sample_groups(n_groups0)
     if groups.size == 0:
         return []
     warnings: list[str] = []
     w_s0 = fmt.width(d.scale0)
-    s_codes = np.concatenate([unpack_codes(planes[1], 1, w_s0, True, False, start=int(g))
+    s_codes = np.concatenate([unpack_codes(planes[Plane.SCALE0], 1, w_s0, True, False, start=int(g))
                               for g in groups])
     s_vals = decode_array(d.scale0, s_codes)
     nan = int(np.isnan(s_vals).sum())
@@ -55,7 +56,7 @@ def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryvi
         k0 = d.k0
         per_group = k0 * d.sp_n // d.sp_m if d.flags & F_SPARSE else k0
         codes = np.concatenate([
-            unpack_codes(planes[0], per_group, ef.width, d.container == CT_PAD8,
+            unpack_codes(planes[Plane.DATA], per_group, ef.width, d.container == CT_PAD8,
                          bool(d.flags & F_MSB_FIRST), start=int(g) * per_group)
             for g in groups])
         vals = decode_array(d.elem, codes)
