@@ -63,19 +63,6 @@ REGISTERED_MEANING: dict[int, str] = {
     PACK_K4_12B: "PackK4",
 }
 
-# Layout expressions this project uses for ggml block structs (docs/layouts.md).
-# They resolve without a file-supplied registry; their words are ordinary
-# class-0x8 hashes of the canonical text.
-GGML_MXFP4_DATA = "Compose(Perm([" + ",".join(
-    str(j + 16 * h) for j in range(16) for h in range(2)) + "]),BlockAos)"
-GGML_Q4K_DATA = "Compose(Perm([" + ",".join(
-    str(32 * h + b) for b in range(32) for h in range(2)) + "]),BlockAos)"
-GGML_Q4K_SCALE = "Compose(PackK4,BlockAos)"
-WELL_KNOWN_LAYOUTS: dict[int, str] = {
-    expression_word(t): t for t in (GGML_MXFP4_DATA, GGML_Q4K_DATA, GGML_Q4K_SCALE, "BlockAos")
-}
-
-
 def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
     return GritLayoutError(Detail(message=msg, step=3, plane=plane, clause="relayout"))
 
@@ -365,7 +352,9 @@ def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> 
         raise _refuse(f"{PLANE_NAMES[plane]} placement is OPAQUE: it can never be relayouted (L3)",
                       plane)
     if cls == 0x8:
-        text = (layouts or {}).get(word) or WELL_KNOWN_LAYOUTS.get(word)
+        # §5.3: a class-0x8 word means only what the caller's layouts map
+        # (from the file or the reader's format table) says; never guess.
+        text = (layouts or {}).get(word)
         if text is None:
             raise _refuse(f"{PLANE_NAMES[plane]} placement {word:#018x} is a layout "
                           "expression hash whose expression was not supplied; refusing to "
