@@ -38,6 +38,7 @@ from .tables import (
     GRIT_VERSION,
     SP_META_BITS,
     SPORDER_ASC_LSB,
+    CheckLevel,
 )
 
 _I64_MAX = (1 << 63) - 1
@@ -417,7 +418,7 @@ def grit_check(
     desc: bytes | bytearray | memoryview | Descriptor,
     shape: Sequence[int],
     plane_bytes: Sequence[int] | None = None,
-    level: int = 1,
+    level: CheckLevel | int = CheckLevel.STRUCTURE,
     *,
     planes: Sequence[bytes | memoryview | None] | None = None,
     expected_digest: bytes | None = None,
@@ -428,7 +429,7 @@ def grit_check(
     ``plane_bytes`` are the four plane lengths; when omitted they are taken
     from ``planes``.  Level 2 and above need ``planes`` (the contents).
     """
-    if level not in (0, 1, 2, 3):
+    if level not in tuple(CheckLevel):
         raise GritValueError(f"check level must be 0..3; got {level}")
     if planes is not None:
         if len(planes) != 4:
@@ -437,13 +438,13 @@ def grit_check(
             plane_bytes = [0 if p is None else len(p) for p in planes]
     if plane_bytes is None or len(plane_bytes) != 4:
         raise GritValueError("plane_bytes are four integers: data, scale0, scale1, aux")
-    if level >= 2 and planes is None:
+    if level >= CheckLevel.CONTENT and planes is None:
         raise GritValueError(f"check level {level} reads plane contents; pass planes")
     if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in shape):
         raise GritValueError("shape extents must be integers")
     if not all(isinstance(n, (int, np.integer)) for n in plane_bytes):
         raise GritValueError("plane_bytes must be integers")
-    if level == 0:
+    if level == CheckLevel.NONE:
         return CheckResult(Status.OK)
     if isinstance(desc, Descriptor):
         d = desc
@@ -458,13 +459,13 @@ def grit_check(
         _step2(d, _DEFAULT_GRADES if grades is None else grades)
         _step3(d)
         sz = _step4(d, shape, plane_bytes)
-        if level >= 2:
+        if level >= CheckLevel.CONTENT:
             assert planes is not None
             _step5(d, sz, planes, expected_digest)
     except _Fail as f:
         return CheckResult(f.status, f.detail)
     warnings: tuple[str, ...] = ()
-    if level >= 3:
+    if level >= CheckLevel.PROBES:
         from .probes import probe  # §7.6: advisory, never changes the status
 
         assert planes is not None

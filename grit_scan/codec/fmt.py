@@ -15,12 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import GritValueError
-from .tables import FORMAT_ALIASES, FORMAT_TOKENS, REJECTED_ALIASES
+from .tables import FORMAT_ALIASES, FORMAT_TOKENS, REJECTED_ALIASES, Rounding, Saturation
 
 ABSENT = 0x0000
 CANONICAL_NAN_BITS = 0x7FC00000
-ROUNDINGS = ("rne", "rtz", "rna", "rup", "rdn")
-SATURATIONS = ("satfinite", "ieee")
+# A mode argument: the enum member or its grade spelling (§4.2 `er`, `es`).
+RoundingArg = Rounding | str
+SaturationArg = Saturation | str
+# The accepted spellings, as plain strings (tables.Rounding / Saturation).
+ROUNDINGS: tuple[str, ...] = tuple(r.value for r in Rounding)
+SATURATIONS: tuple[str, ...] = tuple(s.value for s in Saturation)
 
 _TOKEN_FOR_WORD = {w: t for t, w in FORMAT_TOKENS.items()}
 
@@ -197,7 +201,7 @@ def f32_bits(x: float) -> int:
 
 def bits_f32(bits: int) -> float:
     """The value of a binary32 bit pattern."""
-    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+    return float(struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0])
 
 
 # --------------------------------------------------------------------------
@@ -332,18 +336,18 @@ def max_finite(word: int) -> float:
     return f32(_decode_exact(f, _max_finite_code(f)))
 
 
-def _round_int(n: float, rounding: str, neg: bool) -> int:
+def _round_int(n: float, rounding: RoundingArg, neg: bool) -> int:
     """Round a non-negative magnitude ``n`` to an integer under ``rounding``;
     ties-to-even is left to the caller (it depends on the code, §1.4)."""
     lo = math.floor(n)
     frac = n - lo
     if frac == 0:
         return lo
-    if rounding == "rtz":
+    if rounding == Rounding.RTZ:
         return lo
-    if rounding == "rup":
+    if rounding == Rounding.RUP:
         return lo if neg else lo + 1
-    if rounding == "rdn":
+    if rounding == Rounding.RDN:
         return lo + 1 if neg else lo
     if frac > 0.5:
         return lo + 1
@@ -352,7 +356,7 @@ def _round_int(n: float, rounding: str, neg: bool) -> int:
     return -1  # exact tie: caller decides
 
 
-def _encode_magnitude(f: Fmt, a: float, rounding: str, neg: bool) -> int:
+def _encode_magnitude(f: Fmt, a: float, rounding: RoundingArg, neg: bool) -> int:
     """Round a finite magnitude a >= 0 to a sign-cleared code, unbounded above."""
     if f.kind == "exp":
         if a == 0:
@@ -363,17 +367,17 @@ def _encode_magnitude(f: Fmt, a: float, rounding: str, neg: bool) -> int:
         sig = mant * 2.0  # in [1, 2)
         if sig == 1.0:
             up = False
-        elif rounding == "rtz":
+        elif rounding == Rounding.RTZ:
             up = False
-        elif rounding == "rup":
+        elif rounding == Rounding.RUP:
             up = not neg
-        elif rounding == "rdn":
+        elif rounding == Rounding.RDN:
             up = neg
         elif sig > 1.5:
             up = True
         elif sig < 1.5:
             up = False
-        elif rounding == "rna":
+        elif rounding == Rounding.RNA:
             up = True
         else:
             up = lo % 2 == 1  # tie: to the even code
@@ -397,11 +401,16 @@ def _encode_magnitude(f: Fmt, a: float, rounding: str, neg: bool) -> int:
     if k < 0:  # exact tie
         lo = math.floor(n)
         code_lo = base_code + lo - offset
-        k = lo + 1 if (rounding == "rna" or code_lo % 2 == 1) else lo
+        k = lo + 1 if (rounding == Rounding.RNA or code_lo % 2 == 1) else lo
     return base_code + k - offset
 
 
-def fmt_encode(word: int, x: float, rounding: str = "rne", saturation: str = "satfinite") -> int:
+def fmt_encode(
+    word: int,
+    x: float,
+    rounding: RoundingArg = Rounding.RNE,
+    saturation: SaturationArg = Saturation.SATFINITE,
+) -> int:
     """Project ``x`` into ``word`` (§2.5 generalised to the `er` roundings).
 
     ``rounding='rne'`` with either saturation is fmt_encode_rne.  NaN gives the
@@ -425,15 +434,16 @@ def fmt_encode(word: int, x: float, rounding: str = "rne", saturation: str = "sa
     cmax = _max_finite_code(f)
     if math.isinf(a):
         code = cmax
-        if saturation == "ieee":
+        if saturation == Saturation.IEEE:
             code = _overflow_code(f, cmax)
     else:
         code = _encode_magnitude(f, a, rounding, neg)
         if code > cmax:
-            directed_down = rounding == "rtz" or (rounding == "rdn" and not neg) or (
-                rounding == "rup" and neg
+            directed_down = rounding == Rounding.RTZ or (rounding == Rounding.RDN and not neg) or (
+                rounding == Rounding.RUP and neg
             )
-            code = cmax if saturation == "satfinite" or directed_down else _overflow_code(f, cmax)
+            keep = saturation == Saturation.SATFINITE or directed_down
+            code = cmax if keep else _overflow_code(f, cmax)
     if neg and not f.unsigned:
         code |= 1 << (w - 1)
     return code
@@ -448,7 +458,7 @@ def _overflow_code(f: Fmt, cmax: int) -> int:
     return nan if nan is not None else cmax
 
 
-def _encode_int(f: Fmt, x: float, rounding: str) -> int:
+def _encode_int(f: Fmt, x: float, rounding: RoundingArg) -> int:
     """Integer encode: round, then clamp per §1.5 (never the asymmetric minimum)."""
     w = f.width
     if f.unsigned:
@@ -462,15 +472,15 @@ def _encode_int(f: Fmt, x: float, rounding: str) -> int:
         k = _round_int(abs(x), rounding, neg)
         if k < 0:
             fl = math.floor(abs(x))
-            k = fl + 1 if (rounding == "rna" or fl % 2 == 1) else fl
+            k = fl + 1 if (rounding == Rounding.RNA or fl % 2 == 1) else fl
         v = -k if neg else k
         v = min(max(v, lo), hi)
     return v & ((1 << w) - 1)
 
 
-def fmt_encode_rne(word: int, x: float, sat: str = "satfinite") -> int:
+def fmt_encode_rne(word: int, x: float, sat: SaturationArg = Saturation.SATFINITE) -> int:
     """§2.5 fmt_encode_rne."""
-    return fmt_encode(word, x, "rne", sat)
+    return fmt_encode(word, x, Rounding.RNE, sat)
 
 
 # --------------------------------------------------------------------------
@@ -482,7 +492,7 @@ BINARY32 = FORMAT_TOKENS["binary32"]
 
 
 def to_binary16(x: float) -> int:
-    return fmt_encode(BINARY16, x, "rne", "ieee")
+    return fmt_encode(BINARY16, x, Rounding.RNE, Saturation.IEEE)
 
 
 def from_binary16(code: int) -> float:
@@ -490,7 +500,7 @@ def from_binary16(code: int) -> float:
 
 
 def to_bfloat16(x: float) -> int:
-    return fmt_encode(BFLOAT16, x, "rne", "ieee")
+    return fmt_encode(BFLOAT16, x, Rounding.RNE, Saturation.IEEE)
 
 
 def from_bfloat16(code: int) -> float:
@@ -507,7 +517,7 @@ def from_binary32(code: int) -> float:
 
 # The vectorised forms moved to fmt_array.py; these names stay reachable as
 # ``fmt.<name>`` for callers not yet switched (import them from fmt_array).
-_MOVED_TO_FMT_ARRAY = frozenset({"decode_table", "decode_array", "encode_array", "f32_array"})
+_MOVED_TO_FMT_ARRAY = frozenset({"decode_table", "decode_array", "encode_array"})
 
 
 def __getattr__(attr: str) -> object:

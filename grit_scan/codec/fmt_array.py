@@ -10,8 +10,10 @@ plane decoders and encoders use.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import GritValueError
 from .fmt import (
@@ -20,6 +22,8 @@ from .fmt import (
     ROUNDINGS,
     SATURATIONS,
     Fmt,
+    RoundingArg,
+    SaturationArg,
     _max_finite_code,
     _nan_code,
     _overflow_code,
@@ -27,10 +31,19 @@ from .fmt import (
     name,
     require_valid,
 )
+from .tables import Rounding, Saturation
+
+Codes = npt.NDArray[np.integer[Any]]  # format codes, any integer dtype
+Values = npt.NDArray[np.floating[Any]]  # binary32 or binary64 inputs
+F32s = npt.NDArray[np.float32]
+F64s = npt.NDArray[np.float64]
+I64s = npt.NDArray[np.int64]
+U32s = npt.NDArray[np.uint32]
+Bools = npt.NDArray[np.bool_]
 
 
 @lru_cache(maxsize=256)
-def decode_table(word: int) -> np.ndarray:
+def decode_table(word: int) -> F32s:
     """All 2**w decoded values as float32, for w <= 16 (vectorised decode)."""
     f = require_valid(word)
     if f.width > 16:
@@ -42,7 +55,7 @@ def decode_table(word: int) -> np.ndarray:
     return out
 
 
-def decode_array(word: int, codes: np.ndarray) -> np.ndarray:
+def decode_array(word: int, codes: Codes) -> F32s:
     """fmt_decode over an array of codes; returns float32 (NaN canonical)."""
     f = require_valid(word)
     codes = np.asarray(codes)
@@ -54,7 +67,8 @@ def decode_array(word: int, codes: np.ndarray) -> np.ndarray:
     if f.width <= 16 and codes.dtype in (np.uint8, np.uint16):
         if (codes.dtype == np.uint8 and f.width >= 8) or f.width == 16:
             return decode_table(word)[codes]
-        return decode_table(word)[codes & codes.dtype.type((1 << f.width) - 1)]
+        masked: F32s = decode_table(word)[codes & codes.dtype.type((1 << f.width) - 1)]
+        return masked
     c = codes.astype(np.uint64, copy=False) & np.uint64((1 << f.width) - 1)
     if f.width <= 16:
         return decode_table(word)[c.astype(np.intp)]
@@ -65,7 +79,7 @@ def decode_array(word: int, codes: np.ndarray) -> np.ndarray:
     return _decode_wide(f, c)
 
 
-def _decode_wide(f: Fmt, c: np.ndarray) -> np.ndarray:
+def _decode_wide(f: Fmt, c: Codes) -> F32s:
     """Vectorised §2.4 for any format (exact in binary64, then RNE to binary32).
 
     Used directly for formats wider than 16 bits and to build the decode
@@ -105,10 +119,10 @@ def _decode_wide(f: Fmt, c: np.ndarray) -> np.ndarray:
 
 def encode_array(
     word: int,
-    x: np.ndarray,
-    rounding: str = "rne",
-    saturation: str = "satfinite",
-) -> np.ndarray:
+    x: Values,
+    rounding: RoundingArg = Rounding.RNE,
+    saturation: SaturationArg = Saturation.SATFINITE,
+) -> U32s:
     """fmt_encode over an array of binary32/binary64 values; returns uint32 codes.
 
     NaN inputs give the format's NaN code (an error for a format without
@@ -123,9 +137,9 @@ def encode_array(
         if nan.any():
             raise GritValueError(f"{name(word)} has no NaN encoding (§2.5 step 1)")
         return _encode_int_array(f, a64, rounding)
-    if word == BINARY32 and rounding == "rne":
+    if word == BINARY32 and rounding == Rounding.RNE:
         out = a64.astype(np.float32).view(np.uint32).astype(np.uint32)
-        if saturation == "satfinite":
+        if saturation == Saturation.SATFINITE:
             big = np.isinf(a64)
             out = np.where(big, np.where(a64 > 0, 0x7F7FFFFF, 0xFF7FFFFF), out).astype(np.uint32)
         out[nan] = CANONICAL_NAN_BITS
@@ -134,26 +148,26 @@ def encode_array(
     a = np.abs(a64)
     cmax = _max_finite_code(f)
     finite = np.isfinite(a)
-    if f.width <= 8 and rounding == "rne" and saturation == "satfinite":
+    if f.width <= 8 and rounding == Rounding.RNE and saturation == Saturation.SATFINITE:
         return _sign_and_nan(word, _encode_ladder_rne(word, np.where(finite, a, np.inf)), neg, nan)
     mag = _encode_magnitude_array(f, np.where(finite, a, 0.0), rounding, neg)
     over = (mag > cmax) | ~finite
-    if saturation == "satfinite":
+    if saturation == Saturation.SATFINITE:
         res = np.where(over, cmax, mag)
     else:
         directed_down = np.zeros_like(over)
-        if rounding == "rtz":
+        if rounding == Rounding.RTZ:
             directed_down[:] = True
-        elif rounding == "rdn":
+        elif rounding == Rounding.RDN:
             directed_down = ~neg
-        elif rounding == "rup":
+        elif rounding == Rounding.RUP:
             directed_down = neg
         directed_down = directed_down & finite
         res = np.where(over, np.where(directed_down, cmax, _overflow_code(f, cmax)), mag)
     return _sign_and_nan(word, res.astype(np.int64), neg, nan)
 
 
-def _sign_and_nan(word: int, res: np.ndarray, neg: np.ndarray, nan: np.ndarray) -> np.ndarray:
+def _sign_and_nan(word: int, res: I64s, neg: Bools, nan: Bools) -> U32s:
     """Set the sign bit of signed formats and put the NaN code where the input was NaN."""
     f = require_valid(word)
     if not f.unsigned:
@@ -167,14 +181,14 @@ def _sign_and_nan(word: int, res: np.ndarray, neg: np.ndarray, nan: np.ndarray) 
 
 
 @lru_cache(maxsize=256)
-def _ladder_arrays(word: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _ladder_arrays(word: int) -> tuple[F64s, I64s, F64s]:
     lad = ladder(word)
     mags = np.array([m for m, _ in lad], dtype=np.float64)
     codes = np.array([c for _, c in lad], dtype=np.int64)
     return mags, codes, (mags[:-1] + mags[1:]) / 2  # midpoints: exact in binary64
 
 
-def _encode_ladder_rne(word: int, a: np.ndarray) -> np.ndarray:
+def _encode_ladder_rne(word: int, a: F64s) -> I64s:
     """§2.5 steps 3-4 literally, for narrow formats: the nearest rung, exact
     ties to the even code, saturating at the last rung (satfinite)."""
     mags, codes, mids = _ladder_arrays(word)
@@ -184,26 +198,30 @@ def _encode_ladder_rne(word: int, a: np.ndarray) -> np.ndarray:
     at = np.minimum(idx, mids.size - 1)
     tie = (idx < mids.size) & (a == mids[at])
     idx = idx + (tie & (codes[np.minimum(idx, codes.size - 1)] % 2 == 1))
-    return codes[np.minimum(idx, codes.size - 1)]
+    nearest: I64s = codes[np.minimum(idx, codes.size - 1)]
+    return nearest
 
 
-def _round_up(rounding: str, inexact: np.ndarray, half: np.ndarray, neg: np.ndarray,
-              lo_odd: np.ndarray) -> np.ndarray:
+def _round_up(
+    rounding: RoundingArg, inexact: Bools, half: F64s, neg: Bools, lo_odd: Bools
+) -> Bools:
     """Whether a magnitude between two rungs rounds to the upper one.
     ``inexact``: strictly above the lower rung; ``half``: -1/0/+1 for below,
     at or above the midpoint; ties-to-even go to the even *code* (§1.4)."""
-    if rounding == "rtz":
+    if rounding == Rounding.RTZ:
         return np.zeros(inexact.shape, dtype=bool)
-    if rounding == "rup":
+    if rounding == Rounding.RUP:
         return inexact & ~neg
-    if rounding == "rdn":
+    if rounding == Rounding.RDN:
         return inexact & neg
-    if rounding == "rna":
-        return half >= 0
-    return (half > 0) | ((half == 0) & lo_odd)
+    if rounding == Rounding.RNA:
+        at_or_above: Bools = half >= 0
+        return at_or_above
+    nearest_up: Bools = (half > 0) | ((half == 0) & lo_odd)
+    return nearest_up
 
 
-def _round_array(n: np.ndarray, rounding: str, neg: np.ndarray, code_lo: np.ndarray) -> np.ndarray:
+def _round_array(n: F64s, rounding: RoundingArg, neg: Bools, code_lo: I64s) -> F64s:
     """Round non-negative magnitudes n to integers (as float64) under
     ``rounding``; exact ties go to the even *code* (code_lo is floor's code)."""
     lo = np.floor(n)
@@ -211,7 +229,7 @@ def _round_array(n: np.ndarray, rounding: str, neg: np.ndarray, code_lo: np.ndar
     return lo + _round_up(rounding, frac > 0, np.sign(frac - 0.5), neg, code_lo % 2 == 1)
 
 
-def _encode_magnitude_array(f: Fmt, a: np.ndarray, rounding: str, neg: np.ndarray) -> np.ndarray:
+def _encode_magnitude_array(f: Fmt, a: F64s, rounding: RoundingArg, neg: Bools) -> I64s:
     """Vectorised _encode_magnitude: magnitudes >= 0 -> sign-cleared codes (int64)."""
     mant, ex = np.frexp(a)
     e_floor = ex.astype(np.int64) - 1
@@ -235,7 +253,7 @@ def _encode_magnitude_array(f: Fmt, a: np.ndarray, rounding: str, neg: np.ndarra
     return np.where(zero, 0, code)
 
 
-def _encode_int_array(f: Fmt, a: np.ndarray, rounding: str) -> np.ndarray:
+def _encode_int_array(f: Fmt, a: F64s, rounding: RoundingArg) -> U32s:
     w = f.width
     lo, hi = (0, (1 << w) - 1) if f.unsigned else (-((1 << (w - 1)) - 1), (1 << (w - 1)) - 1)
     neg = a < 0
@@ -248,8 +266,3 @@ def _encode_int_array(f: Fmt, a: np.ndarray, rounding: str) -> np.ndarray:
     v = np.clip(v, lo, hi).astype(np.int64)
     return (v & ((1 << w) - 1)).astype(np.uint32)
 
-
-def f32_array(x: np.ndarray) -> np.ndarray:
-    """Round to binary32 (RNE), overflow to ±Inf."""
-    with np.errstate(over="ignore"):
-        return np.asarray(x, dtype=np.float64).astype(np.float32)
