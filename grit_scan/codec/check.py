@@ -33,6 +33,7 @@ from .tables import (
     F_RESERVED,
     F_SPARSE,
     F_ZP_L1SCALED,
+    FORMAT_TOKENS,
     GRIT_HDR_BYTES,
     GRIT_MAGIC,
     GRIT_VERSION,
@@ -170,7 +171,7 @@ def _step2(d: Descriptor, grades: Mapping[int, Grade]) -> Grade:
             if fname == "k0":
                 cause = (f"the tensor was quantised at group size {act} but the grade says "
                          f"{exp} (or the other way round)")
-            if fname == "elem" and {exp, act} == {fmt.FORMAT_TOKENS["u4"], fmt.FORMAT_TOKENS["s4"]}:
+            if fname == "elem" and {exp, act} == {FORMAT_TOKENS["u4"], FORMAT_TOKENS["s4"]}:
                 cause = "u4 and s4 confused: Q4_K-style nibbles are unsigned (§10.2)"
             raise _fail(Status.GRADE_UNKNOWN, 2, f"frame.{fname}",
                         f"frame field {fname} is {_frame_value_text(fname, act)} but grade "
@@ -399,7 +400,8 @@ def _step5(d: Descriptor, sz: PlaneSizes, planes: Sequence[bytes | memoryview | 
                         expected=expected_digest.hex(), actual=got.hex())
     if d.flags & F_SPARSE and d.sp_order == SPORDER_ASC_LSB:
         metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
-        aux = planes[Plane.AUX] if planes[Plane.AUX] is not None else b""
+        aux_plane = planes[Plane.AUX]
+        aux = aux_plane if aux_plane is not None else b""
         bad = sparse_order_violation(aux, sz.numel // d.sp_m, d.sp_n, d.sp_m, metabits)
         if bad is not None:
             g, idx = bad
@@ -469,7 +471,7 @@ def grit_check(
         from .probes import probe  # §7.6: advisory, never changes the status
 
         assert planes is not None
-        warnings = tuple(probe(d, shape, planes))
+        warnings = tuple(probe(d, shape, [b"" if p is None else p for p in planes]))
     return CheckResult(Status.OK, sizes=sz, warnings=warnings)
 
 

@@ -32,7 +32,15 @@ from .layout import (
     to_canonical_codes,
 )
 from .planes import Plane
-from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, F_ZP_MINUS1
+from .tables import (
+    CT_PAD8,
+    F_HAS_ZP,
+    F_MSB_FIRST,
+    F_SPARSE,
+    F_ZP_L1SCALED,
+    F_ZP_MINUS1,
+    FORMAT_TOKENS,
+)
 
 DEFAULT_CHUNK = 1 << 16  # elements per chunk: the working set stays in cache
 
@@ -91,7 +99,7 @@ def _project_dt(out: np.ndarray, g: Grade) -> np.ndarray:
     dt = g["dt"]
     if dt == "binary32":
         return out
-    word = fmt.FORMAT_TOKENS[dt or "binary32"]
+    word = FORMAT_TOKENS[dt or "binary32"]
     nan = np.isnan(out)
     codes = encode_array(word, np.where(nan, 0, out), g["dr"] or "rne", g["ds"] or "satfinite")
     res = decode_array(word, codes)

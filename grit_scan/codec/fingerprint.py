@@ -10,6 +10,7 @@ from .descriptor import Descriptor
 from .errors import GritValueError
 from .fnv import Fnv128, fnv1a64, fnv1a128
 from .grade import Grade
+from .planes import PlaneBuf
 
 
 def grade_id(canonical: str) -> int:
@@ -39,10 +40,7 @@ def gid_base32(g: bytes) -> str:
     return base32.encode(g)
 
 
-PlaneBytes = bytes | bytearray | memoryview
-
-
-def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[PlaneBytes]]]) -> bytes:
+def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[PlaneBuf]]]) -> bytes:
     """§6.5, streaming: the one digest implementation.
 
     ``plane_chunks`` gives, for each of the four planes in Plane order
@@ -70,7 +68,7 @@ def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[PlaneBytes]]]) -> b
     return h.digest()
 
 
-def digest_planes(planes: Sequence[PlaneBytes | None]) -> bytes:
+def digest_planes(planes: Sequence[PlaneBuf | None]) -> bytes:
     """§6.5 over four in-memory planes (None = absent, hashed as length 0)."""
     if len(planes) != 4:
         raise GritValueError("digest covers exactly four planes: data, scale0, scale1, aux")

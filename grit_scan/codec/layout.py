@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from . import fmt
 from .bits import container_bits, pack_codes, unpack_codes
@@ -50,7 +52,7 @@ from .placement import (
     placement_class,
     placement_name,
 )
-from .planes import BLOCK_AOS_ORDER, PLANE_NAMES, Plane
+from .planes import BLOCK_AOS_ORDER, PLANE_NAMES, Plane, PlaneBuf
 from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, SP_META_BITS
 
 REGISTERED_MEANING: dict[int, str] = {
@@ -62,6 +64,13 @@ REGISTERED_MEANING: dict[int, str] = {
     LINEAR_META: "RowMajor",  # §3.8 packing with quads in linear order = canonical
     PACK_K4_12B: "PackK4",
 }
+
+# A plane's units as a (units, bytes-or-codes-per-unit) array; placements move
+# whole units (§5.2), so the element dtype does not matter to them.
+Units = npt.NDArray[Any]
+U8s = npt.NDArray[np.uint8]  # raw stored bytes
+Idx = npt.NDArray[np.int64]  # a unit permutation: physical j holds logical idx[j]
+
 
 def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
     return GritLayoutError(Detail(message=msg, step=3, plane=plane, clause="relayout"))
@@ -159,10 +168,10 @@ class _Attrs:
 class _Perm:
     """A permutation of units: physical = forward(logical)."""
 
-    def forward(self, x: np.ndarray) -> np.ndarray:  # x: (n, u)
+    def forward(self, x: Units) -> Units:  # x: (n, u)
         raise NotImplementedError
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         raise NotImplementedError
 
     @property
@@ -171,10 +180,10 @@ class _Perm:
 
 
 class _Identity(_Perm):
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         return x
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         return y
 
     @property
@@ -185,22 +194,22 @@ class _Identity(_Perm):
 class _Index(_Perm):
     """physical[j] = logical[idx[j]]."""
 
-    def __init__(self, idx: np.ndarray) -> None:
+    def __init__(self, idx: Idx) -> None:
         self.idx = idx
         self.inv = np.empty_like(idx)
         self.inv[idx] = np.arange(idx.size, dtype=idx.dtype)
 
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         return x[self.idx]
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         return y[self.inv]
 
 
 class _Chunked(_Perm):
     """Perm(π): within chunks of len(π) units, physical j holds logical π[j]."""
 
-    def __init__(self, pi: Sequence[int]) -> None:
+    def __init__(self, pi: Sequence[int] | Idx) -> None:
         self.pi = np.asarray(pi, dtype=np.int64)
         self.inv = np.argsort(self.pi)
         L = self.pi.size
@@ -210,11 +219,11 @@ class _Chunked(_Perm):
             (self.pi[0::2] == np.arange(half)).all() and (self.pi[1::2] == np.arange(half) + half
                                                           ).all())
 
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         L = self.pi.size
         return x.reshape(-1, L, x.shape[-1])[:, self.pi].reshape(x.shape)
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         L = self.pi.size
         return y.reshape(-1, L, y.shape[-1])[:, self.inv].reshape(y.shape)
 
@@ -223,10 +232,10 @@ class _Compose(_Perm):
     def __init__(self, first: _Perm, then: _Perm) -> None:
         self.first, self.then = first, then
 
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         return self.then.forward(self.first.forward(x))
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         return self.first.backward(self.then.backward(y))
 
     @property
@@ -234,11 +243,12 @@ class _Compose(_Perm):
         return self.first.identity and self.then.identity
 
 
-def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> np.ndarray:
+def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> Idx:
     """The unit permutation of ``node`` on a rows x cols plane, as an index array."""
     p = _build(node, rows, cols, ctx, _Attrs())
     ar = np.arange(rows * cols, dtype=np.int64)[:, None]
-    return p.forward(ar)[:, 0]
+    idx: Idx = p.forward(ar)[:, 0]
+    return idx
 
 
 def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Attrs) -> _Perm:
@@ -256,38 +266,38 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
                 "placement change (L4)")
         return _Index(np.arange(n, dtype=np.int64).reshape(rows, cols).T.reshape(-1))
     if c == "Tile":
-        inner, dims = node.args  # type: ignore[misc]
-        dims = tuple(dims)  # type: ignore[arg-type]
+        inner = cast(Layout, node.args[0])
+        dims = cast("tuple[int, ...]", node.args[1])
         if len(dims) == 1:
             (b,) = dims
             if n % b:
                 raise GritValueError(f"Tile([{b}]) needs a multiple of {b} units; plane has {n}")
-            inner_idx = _index_perm(inner, 1, b, ctx)  # type: ignore[arg-type]
-            return _Chunked(inner_idx)
+            return _Chunked(_index_perm(inner, 1, b, ctx))
         if len(dims) != 2:
             raise GritValueError("Tile takes one or two dimensions")
         a, b = dims
         if rows % a or cols % b:
             raise GritValueError(f"Tile([{a},{b}]) does not divide the plane's {rows}x{cols} units")
-        inner_idx = _index_perm(inner, a, b, ctx)  # type: ignore[arg-type]
+        inner_idx = _index_perm(inner, a, b, ctx)
         base = np.arange(n, dtype=np.int64).reshape(rows // a, a, cols // b, b)
         tiles = base.transpose(0, 2, 1, 3).reshape(-1, a * b)
         return _Index(tiles[:, inner_idx].reshape(-1))
     if c == "Interleave":
-        inner, k = node.args  # type: ignore[misc]
-        first = _build(inner, rows, cols, ctx, attrs)  # type: ignore[arg-type]
-        if rows % k:  # type: ignore[operator]
+        inner = cast(Layout, node.args[0])
+        k = cast(int, node.args[1])
+        first = _build(inner, rows, cols, ctx, attrs)
+        if rows % k:
             raise GritValueError(f"Interleave(.., {k}) needs rows divisible by {k}; got {rows}")
-        idx = np.arange(n, dtype=np.int64).reshape(rows // k, k, cols)  # type: ignore[operator]
+        idx = np.arange(n, dtype=np.int64).reshape(rows // k, k, cols)
         return _Compose(first, _Index(idx.transpose(0, 2, 1).reshape(-1)))
     if c == "Swizzle":
-        bbits, base, shift = node.args  # type: ignore[misc]
-        period = 1 << (bbits + base + shift)  # type: ignore[operator]
+        bbits, lowbit, shift = cast("tuple[int, int, int]", node.args)
+        period = 1 << (bbits + lowbit + shift)
         if n % period:
             raise GritValueError(f"Swizzle{node.args} needs a multiple of {period} units")
         o = np.arange(n, dtype=np.int64)
-        mask = ((1 << bbits) - 1) << base  # type: ignore[operator]
-        return _Index(o ^ ((o >> shift) & mask))  # type: ignore[operator]
+        mask = ((1 << bbits) - 1) << lowbit
+        return _Index(o ^ ((o >> shift) & mask))
     if c == "Swizzle128x4":
         if rows % 128 or cols % 4:
             raise GritValueError(
@@ -296,18 +306,18 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
         cc = np.arange(cols, dtype=np.int64)[None, :]
         tile = (r // 128) * (cols // 4) + cc // 4
         phys = tile * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + cc % 4
-        idx = np.empty(n, dtype=np.int64)
-        idx[phys.reshape(-1)] = np.arange(n, dtype=np.int64)
-        return _Index(idx)
+        inv = np.empty(n, dtype=np.int64)
+        inv[phys.reshape(-1)] = np.arange(n, dtype=np.int64)
+        return _Index(inv)
     if c == "Perm":
-        (pi,) = node.args
-        if n % len(pi):  # type: ignore[arg-type]
-            raise GritValueError(f"Perm of length {len(pi)} does not divide {n} units")  # type: ignore[arg-type]
-        return _Chunked(pi)  # type: ignore[arg-type]
+        pi = cast("tuple[int, ...]", node.args[0])
+        if n % len(pi):
+            raise GritValueError(f"Perm of length {len(pi)} does not divide {n} units")
+        return _Chunked(pi)
     if c == "Compose":
-        a, b = node.args
-        return _Compose(_build(a, rows, cols, ctx, attrs),  # type: ignore[arg-type]
-                        _build(b, rows, cols, ctx, attrs))  # type: ignore[arg-type]
+        first_node, then_node = cast("tuple[Layout, Layout]", node.args)
+        return _Compose(_build(first_node, rows, cols, ctx, attrs),
+                        _build(then_node, rows, cols, ctx, attrs))
     if c == "BlockAos":
         attrs.aos = True
         return _Identity()
@@ -315,8 +325,7 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
         attrs.packk4 = True
         return _Identity()
     if c == "Pad":
-        (align,) = node.args
-        attrs.pad = max(attrs.pad, int(align))  # type: ignore[call-overload]
+        attrs.pad = max(attrs.pad, cast(int, node.args[0]))
         return _Identity()
     if c == "Opaque":
         raise _refuse("an Opaque layout can be consumed but never relayouted (L3)")
@@ -329,7 +338,7 @@ def _collect_attrs(node: Layout, attrs: _Attrs) -> None:
     elif node.ctor == "PackK4":
         attrs.packk4 = True
     elif node.ctor == "Pad":
-        attrs.pad = max(attrs.pad, int(node.args[0]))  # type: ignore[call-overload]
+        attrs.pad = max(attrs.pad, cast(int, node.args[0]))
     elif node.ctor == "Opaque":
         raise _refuse("an Opaque layout can be consumed but never relayouted (L3)")
     for a in node.args:
@@ -465,12 +474,13 @@ def split_payload(payload: bytes | memoryview, sizes: Sequence[int]) -> list[byt
     return out
 
 
-def unit_codes(spec: PlaneSpec, raw: bytes | memoryview | np.ndarray) -> np.ndarray:
+def unit_codes(spec: PlaneSpec, raw: PlaneBuf | U8s) -> Units:
+    """A plane's codes as a (units, codes per unit) array (§5.2: placements move units)."""
     codes = unpack_codes(raw, spec.units * spec.per_unit, spec.width, spec.pad8, spec.msb)
     return codes.reshape(spec.units, spec.per_unit)
 
 
-def unit_bytes(spec: PlaneSpec, units: np.ndarray) -> bytes:
+def unit_bytes(spec: PlaneSpec, units: Units) -> bytes:
     return pack_codes(units.reshape(-1), spec.width, spec.pad8, spec.msb)
 
 
@@ -496,15 +506,16 @@ def _pack_k4(sc: np.ndarray, m: np.ndarray) -> bytes:
     return q.astype(np.uint8).tobytes()
 
 
-def _split_stored(
-    payload: np.ndarray, sizes: list[int], aos: bool, n_blocks: int
-) -> list[np.ndarray]:
+def _split_stored(payload: U8s, sizes: list[int], aos: bool, n_blocks: int) -> list[U8s]:
+    """The stored bytes of each plane: consecutive, or de-interleaved from
+    BLOCK_AOS blocks (each block holds every plane's share, BLOCK_AOS_ORDER)."""
     if not aos:
-        out, off = [], 0
+        parts: list[U8s] = []
+        off = 0
         for n in sizes:
-            out.append(payload[off : off + n])
+            parts.append(payload[off : off + n])
             off += n
-        return out
+        return parts
     per = []
     for i in range(4):
         if sizes[i] % n_blocks:
@@ -513,7 +524,7 @@ def _split_stored(
         per.append(sizes[i] // n_blocks)
     block = sum(per)
     grid = payload[: block * n_blocks].reshape(n_blocks, block) if n_blocks else payload[:0]
-    out: list[np.ndarray] = [np.zeros(0, np.uint8)] * 4
+    out: list[U8s] = [np.zeros(0, np.uint8)] * 4
     col = 0
     for i in BLOCK_AOS_ORDER:
         out[i] = np.ascontiguousarray(grid[:, col : col + per[i]]).reshape(-1)
@@ -574,7 +585,7 @@ def to_canonical_codes(
         if pl is None:
             continue
         if pl.perm.identity and i not in units:
-            out[i] = memoryview(stored[i])[: spec.canonical_bytes]  # Pad: drop the tail
+            out[i] = stored[i].data[: spec.canonical_bytes]  # Pad: drop the tail
             continue
         phys = units.get(i)
         pairs = _nibble_pairs(spec, pl.perm) if phys is None else None
@@ -603,7 +614,7 @@ def _nibble_pairs(spec: PlaneSpec, perm: _Perm) -> _Chunked | None:
 
 
 def from_canonical(
-    d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | bytearray | memoryview],
+    d: Descriptor, shape: Sequence[int], planes: Sequence[PlaneBuf],
     layouts: Mapping[int, str] | None = None,
 ) -> bytes:
     """relayout(ROW_MAJOR -> p): canonical planes to the payload in ``d``'s placements."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from .errors import GritValueError
 from .fnv import fnv1a64
@@ -236,14 +237,17 @@ class _Parser:
 
 
 def _validate(node: Layout) -> Layout:
+    # The parser built ``args`` from SIGNATURES, so each constructor's
+    # argument kinds are known here; the casts state them for the checker.
     c, a = node.ctor, node.args
-    if c == "Tile" and (not a[1] or any(d < 1 for d in a[1])):  # type: ignore[union-attr]
+    if c == "Tile" and (not a[1] or any(d < 1 for d in cast("tuple[int, ...]", a[1]))):
         raise GritValueError("layout expression: Tile dimensions must be >= 1")
-    if c == "Interleave" and a[1] < 1:  # type: ignore[operator]
+    if c == "Interleave" and cast(int, a[1]) < 1:
         raise GritValueError("layout expression: Interleave needs n >= 1")
-    if c == "Perm" and sorted(a[0]) != list(range(len(a[0]))):  # type: ignore[arg-type]
+    if c == "Perm" and sorted(cast("tuple[int, ...]", a[0])) != list(
+            range(len(cast("tuple[int, ...]", a[0])))):
         raise GritValueError("layout expression: Perm needs a permutation of 0..n-1")
-    if c == "Pad" and a[0] < 1:  # type: ignore[operator]
+    if c == "Pad" and cast(int, a[0]) < 1:
         raise GritValueError("layout expression: Pad needs align >= 1")
     check = _EXTRA_VALIDATORS.get(c)
     if check is not None:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+# The bytes of one plane as callers hold them (file window, encoder output).
+PlaneBuf = bytes | bytearray | memoryview
+
 
 class Plane(IntEnum):
     """Plane index: an IntEnum, so it indexes plane tuples and lists directly."""

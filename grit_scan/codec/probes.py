@@ -18,11 +18,11 @@ from .descriptor import Descriptor
 from .fmt_array import decode_array
 from .layout import geometry
 from .planes import Plane
-from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE
+from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE, FORMAT_TOKENS
 
 SAMPLES = 64
 MIN_RANGE_SAMPLE = 32  # fewer groups than this can share one exponent by chance
-E8M0 = fmt.FORMAT_TOKENS["e8m0"]
+E8M0 = FORMAT_TOKENS["e8m0"]
 
 
 def sample_groups(n_groups0: int, samples: int = SAMPLES) -> np.ndarray:
