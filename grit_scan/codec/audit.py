@@ -16,7 +16,7 @@ import inspect
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from .array import GritArray
@@ -24,6 +24,7 @@ from .check import CheckResult, grit_check
 from .decode import canonical_planes
 from .errors import Detail, GritDigestError, GritLayoutError, GritValueError
 from .fingerprint import digest_planes
+from .planes import PlaneBuf
 from .tables import NOTE_ASSUMED
 
 ENV_MAX_RATE = "GRIT_AUDIT_MAX_RATE"
@@ -110,6 +111,12 @@ def boundary_check(x: GritArray, level: int = 1, *, ledger: Ledger) -> CheckResu
                       planes=x.planes if level >= 2 else None, grades=x.grades)
 
 
+def _four(planes: Sequence[PlaneBuf]) -> tuple[bytes, bytes, bytes, bytes]:
+    """A GritArray holds its four canonical planes as bytes (§3)."""
+    data, scale0, scale1, aux = (bytes(p) for p in planes)
+    return data, scale0, scale1, aux
+
+
 def _placements(x: GritArray) -> str:
     d = x.desc
     return f"{d.placement_data:016x}/{d.placement_scale:016x}/{d.placement_meta:016x}"
@@ -136,7 +143,7 @@ def assume_placement(
     new_desc = x.desc.with_placements(data, scale, meta)
     new_desc = new_desc.with_note(new_desc.note | NOTE_ASSUMED)
     planes = canonical_planes(new_desc, x.shape, stored, lay)
-    y = replace(x, desc=new_desc, planes=tuple(bytes(p) for p in planes), layouts=lay)
+    y = replace(x, desc=new_desc, planes=_four(planes), layouts=lay)
     frame = inspect.stack()[1]
     ledger.append(LedgerRecord(
         timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(),
@@ -164,7 +171,7 @@ def verify_placement(
     stored = x.payload()
     lay = {**x.layouts, **(layouts or {})}
     claim = x.desc.with_placements(data, scale, meta)
-    planes = [bytes(p) for p in canonical_planes(claim, x.shape, stored, lay)]
+    planes = _four(canonical_planes(claim, x.shape, stored, lay))
     got = digest_planes(planes)
     if got != canonical_digest:
         raise GritDigestError(Detail(
@@ -172,5 +179,5 @@ def verify_placement(
                     f"{got.hex()}, not {canonical_digest.hex()}", step=5,
             expected=canonical_digest.hex(), actual=got.hex()))
     return replace(x, desc=claim.with_note(claim.note & ~NOTE_ASSUMED),
-                   planes=tuple(planes), layouts=lay)  # type: ignore[arg-type]
+                   planes=planes, layouts=lay)
 

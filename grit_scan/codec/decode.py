@@ -31,7 +31,7 @@ from .layout import (
     to_canonical,
     to_canonical_codes,
 )
-from .planes import Plane
+from .planes import Plane, PlaneBuf
 from .tables import (
     CT_PAD8,
     F_HAS_ZP,
@@ -44,14 +44,6 @@ from .tables import (
 
 DEFAULT_CHUNK = 1 << 16  # elements per chunk: the working set stays in cache
 
-def unpack_codes(plane: object, count: int, width: int, pad8: bool = False,
-                 msb_first: bool = False, start: int = 0) -> np.ndarray:
-    """Codes of a plane that is either packed bytes or already-unpacked _Codes."""
-    if isinstance(plane, _Codes):
-        return plane.codes[start : start + count]
-    return _unpack_bytes(plane, count, width, pad8, msb_first, start)  # type: ignore[arg-type]
-
-
 class _Codes:
     """A canonical plane held as unpacked codes (after a relayout)."""
 
@@ -63,6 +55,19 @@ class _Codes:
 
     def __len__(self) -> int:
         return self.nbytes
+
+
+# A canonical plane as decode reads it: packed bytes, or codes a relayout
+# already unpacked (so decode does not pack them only to unpack them again).
+CanonicalPlane = PlaneBuf | _Codes
+
+
+def unpack_codes(plane: CanonicalPlane, count: int, width: int, pad8: bool = False,
+                 msb_first: bool = False, start: int = 0) -> np.ndarray:
+    """Codes of a plane that is either packed bytes or already-unpacked _Codes."""
+    if isinstance(plane, _Codes):
+        return plane.codes[start : start + count]
+    return _unpack_bytes(plane, count, width, pad8, msb_first, start)
 
 
 def resolve_grade(d: Descriptor, grades: Mapping[int, Grade] | None) -> Grade:
@@ -85,7 +90,7 @@ def canonical_planes(
     return list(to_canonical(d, shape, payload, layouts))
 
 
-def check_planes(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryview],
+def check_planes(d: Descriptor, shape: Sequence[int], planes: Sequence[CanonicalPlane],
                  grades: Mapping[int, Grade] | None) -> None:
     """Level-1 grit_check of canonical planes; raises the status's GritError."""
     res = grit_check(d, shape, [len(p) for p in planes], 1, grades=grades)
@@ -125,28 +130,30 @@ def decode(
     """
     g = resolve_grade(d, grades)
     reg = {d.grade_id: g}
-    if planes is None:
-        if payload is None:
-            raise ValueError("decode needs a payload or planes")
-        if is_canonical(d):
-            planes = canonical_planes(d, shape, payload, layouts)
-        else:
-            specs = geometry(d, shape).planes
-            planes = [
-                _Codes(p, specs[i].canonical_bytes) if isinstance(p, np.ndarray) else p
-                for i, p in enumerate(to_canonical_codes(d, shape, payload, layouts))
-            ]  # type: ignore[misc]
-    check_planes(d, shape, planes, reg)
+    canon: Sequence[CanonicalPlane]
+    if planes is not None:
+        canon = planes
+    elif payload is None:
+        raise ValueError("decode needs a payload or planes")
+    elif is_canonical(d):
+        canon = canonical_planes(d, shape, payload, layouts)
+    else:
+        specs = geometry(d, shape).planes
+        canon = [
+            _Codes(p, specs[i].canonical_bytes) if isinstance(p, np.ndarray) else p
+            for i, p in enumerate(to_canonical_codes(d, shape, payload, layouts))
+        ]
+    check_planes(d, shape, canon, reg)
     geo = geometry(d, shape)
     numel = geo.outer * geo.inner
     flat = np.empty(numel, dtype=np.float32) if out is None else out.reshape(-1)
-    _decode_into(d, g, geo, planes, flat, chunk)
+    _decode_into(d, g, geo, canon, flat, chunk)
     cshape = tuple(s for i, s in enumerate(shape) if i != d.group_axis) + (shape[d.group_axis],)
     arr = flat.reshape(cshape)
     return np.moveaxis(arr, -1, d.group_axis)
 
 
-def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes | memoryview],
+def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[CanonicalPlane],
                  flat: np.ndarray, chunk: int) -> None:
     numel = flat.size
     if numel == 0:
@@ -191,11 +198,11 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
             meta = unpack_codes(planes[Plane.AUX], (q1 - q0) * d.sp_n,
                                 geo.planes[Plane.AUX].width, False, False,
                                 start=q0 * d.sp_n).reshape(q1 - q0, d.sp_n)
-            mask = np.zeros((q1 - q0, m + 1), dtype=bool)
+            hits = np.zeros((q1 - q0, m + 1), dtype=bool)
             rows = np.repeat(np.arange(q1 - q0), d.sp_n)
             idx = np.minimum(meta.reshape(-1), m)  # indices >= M name no position
-            mask[rows, idx] = True
-            mask = mask[:, :m].reshape(-1)
+            hits[rows, idx] = True
+            mask = hits[:, :m].reshape(-1)
             kept = int(mask.sum())
             codes = unpack_codes(planes[Plane.DATA], kept, w_e, pad8, msb, start=cursor)
             cursor += kept
