@@ -18,7 +18,6 @@ of whole (super-)groups, so memory stays bounded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -429,8 +428,3 @@ def requantize(values: np.ndarray, grade: Grade, group_axis: int | None = None) 
     """L4's only spelling of a group-axis transpose: encode decoded values anew."""
     return encode(values, grade, group_axis)
 
-
-def encode_grade_planes(values: Sequence[float], grade: Grade, shape: Sequence[int],
-                        group_axis: int = 0) -> Encoded:
-    """Convenience for tests and vectors: values in logical row-major order."""
-    return encode(np.asarray(values, dtype=F32).reshape(tuple(shape)), grade, group_axis)

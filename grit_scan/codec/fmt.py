@@ -495,16 +495,8 @@ def to_binary16(x: float) -> int:
     return fmt_encode(BINARY16, x, Rounding.RNE, Saturation.IEEE)
 
 
-def from_binary16(code: int) -> float:
-    return fmt_decode(BINARY16, code)
-
-
 def to_bfloat16(x: float) -> int:
     return fmt_encode(BFLOAT16, x, Rounding.RNE, Saturation.IEEE)
-
-
-def from_bfloat16(code: int) -> float:
-    return fmt_decode(BFLOAT16, code)
 
 
 def to_binary32(x: float) -> int:

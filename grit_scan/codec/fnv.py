@@ -8,8 +8,6 @@ hashers use it for bulk bytes; results are identical by test
 
 from __future__ import annotations
 
-from typing import Protocol
-
 FNV64_OFFSET = 0xCBF29CE484222325
 FNV64_PRIME = 0x100000001B3
 FNV128_OFFSET = 0x6C62272E07BB014262B821756295C58D
@@ -21,10 +19,6 @@ try:  # pragma: no cover - depends on the build
     from . import _fnv as _compiled  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - depends on the build
     _compiled = None
-
-
-class _Buffer(Protocol):
-    def __len__(self) -> int: ...
 
 
 def compiled_backend() -> bool:

@@ -9,7 +9,6 @@ opaque (RECONSTRUCTION §7).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -151,16 +150,6 @@ _CANON_CTOR = {k.lower(): k for k in SIGNATURES}
 _TOKEN = re.compile(r"\s*(?:([A-Za-z0-9_.\-]+)|(.))", re.DOTALL)
 
 
-def register_constructor(
-    name: str, signature: tuple[str, ...], validator: Callable[[Layout], None] | None = None
-) -> None:
-    """Add a constructor the project needs (RECONSTRUCTION §7 allows it)."""
-    SIGNATURES[name] = signature
-    _CANON_CTOR[name.lower()] = name
-    if validator is not None:
-        _EXTRA_VALIDATORS[name] = validator
-
-
 class _Parser:
     def __init__(self, text: str) -> None:
         if len(text) > MAX_EXPRESSION_CHARS:
@@ -249,13 +238,7 @@ def _validate(node: Layout) -> Layout:
         raise GritValueError("layout expression: Perm needs a permutation of 0..n-1")
     if c == "Pad" and cast(int, a[0]) < 1:
         raise GritValueError("layout expression: Pad needs align >= 1")
-    check = _EXTRA_VALIDATORS.get(c)
-    if check is not None:
-        check(node)
     return node
-
-
-_EXTRA_VALIDATORS: dict[str, Callable[[Layout], None]] = {}
 
 
 def parse_layout(text: str) -> Layout:
@@ -264,8 +247,9 @@ def parse_layout(text: str) -> Layout:
         raise GritValueError("a layout expression must be text")
     p = _Parser(text)
     node = p.layout()
-    if p.peek() is not None:
-        raise GritValueError(f"layout expression: unexpected {p.peek()[1]!r} after the end")  # type: ignore[index]
+    tail = p.peek()
+    if tail is not None:
+        raise GritValueError(f"layout expression: unexpected {tail[1]!r} after the end")
     return node
 
 
