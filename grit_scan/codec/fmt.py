@@ -405,22 +405,23 @@ def _encode_magnitude(f: Fmt, a: float, rounding: RoundingArg, neg: bool) -> int
     return base_code + k - offset
 
 
-def fmt_encode(
-    word: int,
-    x: float,
-    rounding: RoundingArg = Rounding.RNE,
-    saturation: SaturationArg = Saturation.SATFINITE,
-) -> int:
+def require_modes(rounding: RoundingArg, saturation: SaturationArg) -> None:
+    """Refuse a rounding or saturation that is not an §4.2 `er` / `es` word."""
+    if rounding not in ROUNDINGS:
+        raise GritValueError(f"unknown rounding {rounding!r}")
+    if saturation not in SATURATIONS:
+        raise GritValueError(f"unknown saturation {saturation!r}")
+
+
+def fmt_encode(word: int, x: float, rounding: RoundingArg = Rounding.RNE,
+               saturation: SaturationArg = Saturation.SATFINITE) -> int:
     """Project ``x`` into ``word`` (§2.5 generalised to the `er` roundings).
 
     ``rounding='rne'`` with either saturation is fmt_encode_rne.  NaN gives the
     format's canonical NaN code, and is an error for a format without one.
     """
     f = require_valid(word)
-    if rounding not in ROUNDINGS:
-        raise GritValueError(f"unknown rounding {rounding!r}")
-    if saturation not in SATURATIONS:
-        raise GritValueError(f"unknown saturation {saturation!r}")
+    require_modes(rounding, saturation)
     w = f.width
     if math.isnan(x):
         code = _nan_code(f)

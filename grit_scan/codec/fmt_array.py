@@ -19,8 +19,6 @@ from .errors import GritValueError
 from .fmt import (
     BINARY32,
     CANONICAL_NAN_BITS,
-    ROUNDINGS,
-    SATURATIONS,
     Fmt,
     RoundingArg,
     SaturationArg,
@@ -29,6 +27,7 @@ from .fmt import (
     _overflow_code,
     ladder,
     name,
+    require_modes,
     require_valid,
 )
 from .tables import Rounding, Saturation
@@ -117,20 +116,15 @@ def _decode_wide(f: Fmt, c: Codes) -> F32s:
         return v.astype(np.float32)
 
 
-def encode_array(
-    word: int,
-    x: Values,
-    rounding: RoundingArg = Rounding.RNE,
-    saturation: SaturationArg = Saturation.SATFINITE,
-) -> U32s:
+def encode_array(word: int, x: Values, rounding: RoundingArg = Rounding.RNE,
+                 saturation: SaturationArg = Saturation.SATFINITE) -> U32s:
     """fmt_encode over an array of binary32/binary64 values; returns uint32 codes.
 
     NaN inputs give the format's NaN code (an error for a format without
     one, as in the scalar form).
     """
     f = require_valid(word)
-    if rounding not in ROUNDINGS or saturation not in SATURATIONS:
-        raise GritValueError(f"unknown rounding/saturation {rounding!r}/{saturation!r}")
+    require_modes(rounding, saturation)
     a64 = np.asarray(x, dtype=np.float64)
     nan = np.isnan(a64)
     if f.kind == "int":
