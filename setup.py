@@ -9,5 +9,5 @@ import sys
 from setuptools import Extension, setup
 
 args = [] if sys.platform == "win32" else ["-O3"]
-setup(ext_modules=[Extension("grit_scan._fnv", ["grit_scan/_fnv.c"], optional=True,
+setup(ext_modules=[Extension("grit_scan.codec._fnv", ["grit_scan/codec/_fnv.c"], optional=True,
                              extra_compile_args=args)])

@@ -31,12 +31,9 @@ def same(a, b):
                                    | (np.isnan(a) & np.isnan(b))).all()
 
 
-@pytest.fixture(autouse=True)
-def clean_ledger(monkeypatch):
-    monkeypatch.delenv(audit.ENV_MAX_RATE, raising=False)
-    audit._reset_for_tests()
-    yield
-    audit._reset_for_tests()
+@pytest.fixture
+def ledger():
+    return audit.Ledger()
 
 
 @pytest.mark.parametrize("g", [G.GRADE_MXFP4, G.GRADE_Q4KS, G.GRADE_I8S24, G.GRADE_NVF4])
@@ -81,9 +78,10 @@ def test_concat():
         concat([a, arr(G.GRADE_I8S24, (2, 64), 1)], 0)
 
 
-def test_note_assumed_is_sticky():
+def test_note_assumed_is_sticky(ledger):
     x = arr(G.GRADE_MXFP4, (32, 64), 1)
-    y = audit.assume_placement(x, P.ROW_MAJOR, reason="bytes came from a row-major dump")
+    y = audit.assume_placement(x, P.ROW_MAJOR, reason="bytes came from a row-major dump",
+                                ledger=ledger)
     assert y.assumed
     assert y.relayout(P.COL_MAJOR, P.COL_MAJOR).assumed
     assert y.slice(0, 0, 8).assumed
@@ -94,19 +92,20 @@ def test_note_assumed_is_sticky():
     assert y.gid == x.gid  # the note is not hashed (§11.1)
 
 
-def test_assume_placement_needs_a_reason():
+def test_assume_placement_needs_a_reason(ledger):
     x = arr(G.GRADE_MXFP4, (2, 64), 1)
     for bad in ("", "   "):
         with pytest.raises(GritValueError, match="reason"):
-            audit.assume_placement(x, P.ROW_MAJOR, reason=bad)
+            audit.assume_placement(x, P.ROW_MAJOR, reason=bad, ledger=ledger)
     with pytest.raises(TypeError):
-        audit.assume_placement(x, P.ROW_MAJOR)  # missing reason: not defaulted
+        audit.assume_placement(x, P.ROW_MAJOR, ledger=ledger)  # missing reason: not defaulted
 
 
-def test_ledger_records_and_jsonl():
+def test_ledger_records_and_jsonl(ledger):
     x = arr(G.GRADE_MXFP4, (16, 64), 1)
-    y = audit.assume_placement(x, P.COL_MAJOR, P.COL_MAJOR, reason="vendor dump is col-major")
-    recs = audit.ledger()
+    y = audit.assume_placement(x, P.COL_MAJOR, P.COL_MAJOR, reason="vendor dump is col-major",
+                               ledger=ledger)
+    recs = ledger.records()
     assert len(recs) == 1
     r = recs[0]
     assert r.reason == "vendor dump is col-major"
@@ -114,34 +113,35 @@ def test_ledger_records_and_jsonl():
     assert r.placement_from.startswith(f"{P.ROW_MAJOR:016x}")
     assert r.placement_to.startswith(f"{P.COL_MAJOR:016x}")
     assert "test_array_audit.py" in r.source_location
-    line = json.loads(audit.ledger_jsonl().splitlines()[0])
+    line = json.loads(ledger.jsonl().splitlines()[0])
     assert set(line) == {"timestamp", "gid_before", "gid_after", "placement_from",
                          "placement_to", "reason", "source_location"}
 
 
-def test_rate_and_ceiling(monkeypatch):
+def test_rate_and_ceiling(ledger):
     x = arr(G.GRADE_MXFP4, (2, 64), 1)
     for _ in range(3):
-        assert audit.boundary_check(x).ok
-    audit.assume_placement(x, P.ROW_MAJOR, reason="r")
-    assert audit.rate() == pytest.approx(1 / 4)
-    monkeypatch.setenv(audit.ENV_MAX_RATE, "0.3")
+        assert audit.boundary_check(x, ledger=ledger).ok
+    audit.assume_placement(x, P.ROW_MAJOR, reason="r", ledger=ledger)
+    assert ledger.rate() == pytest.approx(1 / 4)
+    ledger.max_rate = 0.3
     with pytest.raises(GritLayoutError, match="GRIT_AUDIT_MAX_RATE"):
-        audit.assume_placement(x, P.ROW_MAJOR, reason="r")  # 2/5 > 0.3
+        audit.assume_placement(x, P.ROW_MAJOR, reason="r", ledger=ledger)  # 2/5 > 0.3
     for _ in range(6):
-        audit.boundary_check(x)
-    audit.assume_placement(x, P.ROW_MAJOR, reason="r")  # 2/11 <= 0.3
-    assert len(audit.ledger()) == 2
+        audit.boundary_check(x, ledger=ledger)
+    audit.assume_placement(x, P.ROW_MAJOR, reason="r", ledger=ledger)  # 2/11 <= 0.3
+    assert len(ledger.records()) == 2
 
 
-def test_verify_placement_reads_the_bytes():
+def test_verify_placement_reads_the_bytes(ledger):
     x = arr(G.GRADE_MXFP4, (16, 64), 1)
     canon = digest_planes(x.planes)
     # bytes really stored col-major, but the descriptor says ROW_MAJOR
     col = x.relayout(P.COL_MAJOR, P.COL_MAJOR)
     stored = col.payload()
     lying = GritArray.from_payload(x.desc, x.shape, stored)
-    assumed = audit.assume_placement(lying, P.COL_MAJOR, P.COL_MAJOR, reason="known dump")
+    assumed = audit.assume_placement(lying, P.COL_MAJOR, P.COL_MAJOR, reason="known dump",
+                                     ledger=ledger)
     assert assumed.assumed
     ok = audit.verify_placement(assumed, P.COL_MAJOR, P.COL_MAJOR, canonical_digest=canon)
     assert not ok.assumed and same(ok.decode(), x.decode())

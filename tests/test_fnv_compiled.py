@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from grit_scan.codec import fnv
 
 try:
-    from grit_scan import _fnv
+    from grit_scan.codec import _fnv
 except ImportError:  # pragma: no cover - built without a compiler
     _fnv = None
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 
@@ -27,11 +28,9 @@ from .descriptor import Descriptor
 from .errors import GritValueError
 from .fingerprint import digest_planes, gid
 from .grade import Grade, registry
-from .layout import Geometry, from_canonical, geometry, unit_bytes, unit_codes
+from .layout import Geometry, Units, from_canonical, geometry, unit_bytes, unit_codes
 from .placement import ROW_MAJOR, UNSPECIFIED
 from .tables import F_SPARSE, NOTE_ASSUMED
-
-PLANES = ("data", "scale0", "scale1", "aux")
 
 
 @dataclass(frozen=True)
@@ -94,10 +93,10 @@ class GritArray:
         arr.payload()  # prove the target placement is realisable (raises otherwise)
         return arr
 
-    def _unit_views(self) -> list[np.ndarray | None]:
+    def _unit_views(self) -> list[Units | None]:
         """Each plane's units as a (outer, per_row, per_unit) array of codes."""
         g = self._geo()
-        out: list[np.ndarray | None] = []
+        out: list[Units | None] = []
         for spec, raw in zip(g.planes, self.planes):
             if not spec.present:
                 out.append(None)
@@ -107,7 +106,7 @@ class GritArray:
         return out
 
     def _rebuild(self, shape: tuple[int, ...], group_axis: int,
-                 units: Sequence[np.ndarray | None], desc: Descriptor | None = None) -> GritArray:
+                 units: Sequence[Units | None], desc: Descriptor | None = None) -> GritArray:
         d = replace(desc or self.desc, group_axis=group_axis)
         g = geometry(d, shape)
         planes = []
@@ -156,29 +155,32 @@ class GritArray:
             raise GritValueError("level-1 groups span rows: only whole-tensor slices are exact")
         return self._slice_rows(axis, start, stop, units, per_row)
 
-    def _axes_grid(self, units: Sequence[np.ndarray | None], per_row: Sequence[int | None]
-                   ) -> list[np.ndarray | None]:
+    def _axes_grid(self, units: Sequence[Units | None], per_row: Sequence[int | None]
+                   ) -> list[Units | None]:
         """Each plane as (*non-group extents, units per row, per_unit)."""
         d = self.desc
         other = [s for i, s in enumerate(self.shape) if i != d.group_axis]
-        out: list[np.ndarray | None] = []
+        out: list[Units | None] = []
         for u, pr in zip(units, per_row):
-            out.append(None if u is None else u.reshape(*other, pr, u.shape[-1]))
+            # per_row is None only for planes whose groups span rows; callers
+            # refuse those before asking for a grid.
+            out.append(None if u is None else u.reshape(*other, cast(int, pr), u.shape[-1]))
         return out
 
-    def _slice_rows(self, axis, start, stop, units, per_row) -> GritArray:
+    def _slice_rows(self, axis: int, start: int, stop: int,
+                    units: Sequence[Units | None], per_row: Sequence[int | None]) -> GritArray:
         d = self.desc
         ga = d.group_axis
         grids = self._axes_grid(units, per_row)
         new_shape = list(self.shape)
         new_shape[axis] = stop - start
-        res: list[np.ndarray | None] = []
+        res: list[Units | None] = []
         for i, gr in enumerate(grids):
             if gr is None:
                 res.append(None)
                 continue
             if axis == ga:
-                ratio = per_row[i] / self.shape[ga]  # type: ignore[operator]
+                ratio = cast(int, per_row[i]) / self.shape[ga]
                 a, b = int(start * ratio), int(stop * ratio)
                 sl = gr[..., a:b, :]
             else:
@@ -189,10 +191,11 @@ class GritArray:
             res.append(np.ascontiguousarray(sl).reshape(-1, gr.shape[-1]))
         return self._rebuild(tuple(new_shape), ga, res)
 
-    def _slice_per_tensor(self, axis, start, stop, units) -> GritArray:
+    def _slice_per_tensor(self, axis: int, start: int, stop: int,
+                          units: Sequence[Units | None]) -> GritArray:
         """k1 = 0: the level-1 scale is shared; slice the others by rows."""
         d = self.desc
-        per_row: list[int | None] = []
+        per_row: list[int] = []
         g = self._geo()
         for i, spec in enumerate(g.planes):
             per_row.append(0 if not spec.present else (1 if i == 2 else spec.dims[1]))
@@ -205,13 +208,13 @@ class GritArray:
                 grids.append(u.reshape(*other, per_row[i], u.shape[-1]))
         new_shape = list(self.shape)
         new_shape[axis] = stop - start
-        res: list[np.ndarray | None] = []
+        res: list[Units | None] = []
         for i, gr in enumerate(grids):
             if gr is None or i == 2:
                 res.append(gr)
                 continue
             if axis == d.group_axis:
-                ratio = per_row[i] / self.shape[axis]  # type: ignore[operator]
+                ratio = per_row[i] / self.shape[axis]
                 sl = gr[..., int(start * ratio):int(stop * ratio), :]
             else:
                 pos = axis if axis < d.group_axis else axis - 1
@@ -240,12 +243,13 @@ class GritArray:
         old_other = [a for a in range(rank) if a != d.group_axis]
         perm = [old_other.index(a) for a in other_axes]
         other = [self.shape[a] for a in old_other]
-        res: list[np.ndarray | None] = []
+        res: list[Units | None] = []
         for i, u in enumerate(units):
             if u is None or (d.n_levels == 2 and d.k1 == 0 and i == 2):
                 res.append(u)
                 continue
-            pr = per_row[i] if per_row[i] is not None else u.shape[0] // max(1, outer)
+            known = per_row[i]
+            pr = known if known is not None else u.shape[0] // max(1, outer)
             grid = u.reshape(*other, pr, u.shape[-1])
             t = np.transpose(grid, perm + [len(other), len(other) + 1])
             res.append(np.ascontiguousarray(t).reshape(-1, u.shape[-1]))
@@ -285,12 +289,14 @@ def concat(arrays: Sequence[GritArray], axis: int) -> GritArray:
         if any(p is None for p in per_row):
             raise GritValueError("level-1 groups span rows: concat is not exact here")
         grids_all.append((a._axes_grid(units, per_row), per_row))
-    res: list[np.ndarray | None] = []
+    res: list[Units | None] = []
     for i in range(4):
-        parts = [g[0][i] for g in grids_all]
-        if parts[0] is None:
+        maybe = [g[0][i] for g in grids_all]
+        if maybe[0] is None:
             res.append(None)
             continue
+        # identical descriptors (checked above): a plane present in one is in all
+        parts = cast("list[Units]", maybe)
         if axis == ga:
             cat = np.concatenate(parts, axis=parts[0].ndim - 2)
         else:

@@ -1,9 +1,12 @@
 """assume_placement, verify_placement and the audit ledger (§12).
 
 The escape hatch must exist, so it is made measurable: a mandatory reason,
-a sticky NOTE_ASSUMED bit, an append-only per-process ledger exported as
-JSONL, a rate of assumed to total boundary crossings, and an optional
-ceiling GRIT_AUDIT_MAX_RATE above which assume_placement itself fails.
+a sticky NOTE_ASSUMED bit, an append-only ledger exported as JSONL, a rate
+of assumed to total boundary crossings, and an optional ceiling above which
+assume_placement itself fails.  The ledger is an explicit ``Ledger`` object
+the caller owns and passes in (one per run, per thread pool, per test):
+nothing here is process-global.  ``Ledger.from_env()`` reads the ceiling
+from GRIT_AUDIT_MAX_RATE for callers that want the environment to set it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import inspect
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from .array import GritArray
@@ -21,6 +24,7 @@ from .check import CheckResult, grit_check
 from .decode import canonical_planes
 from .errors import Detail, GritDigestError, GritLayoutError, GritValueError
 from .fingerprint import digest_planes
+from .planes import PlaneBuf
 from .tables import NOTE_ASSUMED
 
 ENV_MAX_RATE = "GRIT_AUDIT_MAX_RATE"
@@ -39,58 +43,78 @@ class LedgerRecord:
     source_location: str
 
 
-class _Ledger:
-    def __init__(self) -> None:
+class Ledger:
+    """The §12 audit ledger: records (rule 3) and the crossing counts behind
+    the rate (rule 4).  Append-only and thread-safe; ``max_rate`` is the
+    optional ceiling on assumed / total crossings (None = no ceiling)."""
+
+    def __init__(self, max_rate: float | None = None) -> None:
         self._lock = threading.Lock()
         self._records: list[LedgerRecord] = []
         self.total = 0  # boundary crossings
         self.assumed = 0
+        self.max_rate = max_rate
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Ledger:
+        """A ledger whose ceiling is GRIT_AUDIT_MAX_RATE (unset or blank: none)."""
+        raw = (os.environ if environ is None else environ).get(ENV_MAX_RATE)
+        if raw is None or raw.strip() == "":
+            return cls()
+        try:
+            return cls(float(raw))
+        except ValueError:
+            raise GritValueError(f"{ENV_MAX_RATE}={raw!r} is not a number") from None
+
+    def records(self) -> tuple[LedgerRecord, ...]:
+        """grit.audit.ledger(): every record so far, oldest first (read-only)."""
+        with self._lock:
+            return tuple(self._records)
+
+    def jsonl(self) -> str:
+        """The ledger as JSON Lines, so CI can diff it."""
+        return "".join(json.dumps(asdict(r), sort_keys=True) + "\n" for r in self.records())
+
+    def rate(self) -> float:
+        """assumed_crossings / total_boundary_crossings (§12 rule 4)."""
+        with self._lock:
+            return self.assumed / self.total if self.total else 0.0
+
+    def count_crossing(self) -> None:
+        """One boundary crossing that was checked, not assumed."""
+        with self._lock:
+            self.total += 1
+
+    def count_assumed(self) -> None:
+        """One assumed crossing, refused when it would lift the rate above
+        ``max_rate`` (so the ceiling is never exceeded, not merely reported)."""
+        with self._lock:
+            projected = (self.assumed + 1) / (self.total + 1)
+            if self.max_rate is not None and projected > self.max_rate:
+                raise GritLayoutError(Detail(
+                    message=f"assume_placement refused: the assumed-crossing rate would be "
+                            f"{projected:.3f}, above the ceiling {self.max_rate} "
+                            f"({ENV_MAX_RATE})", step=3))
+            self.total += 1
+            self.assumed += 1
 
     def append(self, rec: LedgerRecord) -> None:
         with self._lock:
             self._records.append(rec)
 
-    def records(self) -> tuple[LedgerRecord, ...]:
-        with self._lock:
-            return tuple(self._records)
 
-
-_LEDGER = _Ledger()
-
-
-def ledger() -> tuple[LedgerRecord, ...]:
-    """grit.audit.ledger(): every record so far, oldest first (read-only)."""
-    return _LEDGER.records()
-
-
-def ledger_jsonl() -> str:
-    """The ledger as JSON Lines, so CI can diff it."""
-    return "".join(json.dumps(asdict(r), sort_keys=True) + "\n" for r in ledger())
-
-
-def rate() -> float:
-    """assumed_crossings / total_boundary_crossings for this process."""
-    with _LEDGER._lock:
-        return _LEDGER.assumed / _LEDGER.total if _LEDGER.total else 0.0
-
-
-def boundary_check(x: GritArray, level: int = 1) -> CheckResult:
-    """grit_check at a boundary; counted as one crossing for rate()."""
-    with _LEDGER._lock:
-        _LEDGER.total += 1
+def boundary_check(x: GritArray, level: int = 1, *, ledger: Ledger) -> CheckResult:
+    """grit_check at a boundary; counted in ``ledger`` as one crossing."""
+    ledger.count_crossing()
     return grit_check(x._canonical_desc(), x.shape, [len(p) for p in x.planes],
                       min(level, 1) if level < 2 else level,
                       planes=x.planes if level >= 2 else None, grades=x.grades)
 
 
-def _max_rate() -> float | None:
-    raw = os.environ.get(ENV_MAX_RATE)
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise GritValueError(f"{ENV_MAX_RATE}={raw!r} is not a number") from None
+def _four(planes: Sequence[PlaneBuf]) -> tuple[bytes, bytes, bytes, bytes]:
+    """A GritArray holds its four canonical planes as bytes (§3)."""
+    data, scale0, scale1, aux = (bytes(p) for p in planes)
+    return data, scale0, scale1, aux
 
 
 def _placements(x: GritArray) -> str:
@@ -105,30 +129,23 @@ def assume_placement(
     meta: int | None = None,
     *,
     reason: str,
+    ledger: Ledger,
     layouts: Mapping[int, str] | None = None,
 ) -> GritArray:
     """SAFETY: the caller asserts that ``x``'s stored bytes are already in the
     given placements.  The bytes are re-read under that claim, NOTE_ASSUMED
-    is set, and a ledger record is appended (§12)."""
+    is set, and a record is appended to ``ledger`` (§12)."""
     if not isinstance(reason, str) or not reason.strip():
         raise GritValueError("assume_placement needs a non-empty reason (§12 rule 1)")
-    ceiling = _max_rate()
-    with _LEDGER._lock:
-        projected = (_LEDGER.assumed + 1) / (_LEDGER.total + 1)
-        if ceiling is not None and projected > ceiling:
-            raise GritLayoutError(Detail(
-                message=f"assume_placement refused: the assumed-crossing rate would be "
-                        f"{projected:.3f}, above {ENV_MAX_RATE}={ceiling}", step=3))
-        _LEDGER.total += 1
-        _LEDGER.assumed += 1
+    ledger.count_assumed()
     stored = x.payload()
     lay = {**x.layouts, **(layouts or {})}
     new_desc = x.desc.with_placements(data, scale, meta)
     new_desc = new_desc.with_note(new_desc.note | NOTE_ASSUMED)
     planes = canonical_planes(new_desc, x.shape, stored, lay)
-    y = replace(x, desc=new_desc, planes=tuple(bytes(p) for p in planes), layouts=lay)
+    y = replace(x, desc=new_desc, planes=_four(planes), layouts=lay)
     frame = inspect.stack()[1]
-    _LEDGER.append(LedgerRecord(
+    ledger.append(LedgerRecord(
         timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(),
         gid_before=x.gid.hex(), gid_after=y.gid.hex(),
         placement_from=_placements(x), placement_to=_placements(y),
@@ -154,7 +171,7 @@ def verify_placement(
     stored = x.payload()
     lay = {**x.layouts, **(layouts or {})}
     claim = x.desc.with_placements(data, scale, meta)
-    planes = [bytes(p) for p in canonical_planes(claim, x.shape, stored, lay)]
+    planes = _four(canonical_planes(claim, x.shape, stored, lay))
     got = digest_planes(planes)
     if got != canonical_digest:
         raise GritDigestError(Detail(
@@ -162,11 +179,5 @@ def verify_placement(
                     f"{got.hex()}, not {canonical_digest.hex()}", step=5,
             expected=canonical_digest.hex(), actual=got.hex()))
     return replace(x, desc=claim.with_note(claim.note & ~NOTE_ASSUMED),
-                   planes=tuple(planes), layouts=lay)  # type: ignore[arg-type]
+                   planes=planes, layouts=lay)
 
-
-def _reset_for_tests() -> None:
-    with _LEDGER._lock:
-        _LEDGER._records.clear()
-        _LEDGER.total = 0
-        _LEDGER.assumed = 0

@@ -25,10 +25,6 @@ def container_bits(width: int, pad8: bool) -> int:
     return 8 if pad8 and width <= 8 else width
 
 
-def byte_length(count: int, width: int, pad8: bool) -> int:
-    return -(-count * container_bits(width, pad8) // 8)
-
-
 def code_dtype(width: int) -> type:
     """The narrowest unsigned dtype holding a code of ``width`` bits."""
     return np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint32

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import fmt
+from .bits import container_bits
 from .descriptor import SIZE, Descriptor, unpack
 from .errors import (
     ERROR_FOR_STATUS,
@@ -22,25 +23,27 @@ from .errors import (
     GritValueError,
     Status,
 )
-from .fingerprint import PLANE_NAMES, digest_planes
+from .fingerprint import digest_planes
 from .grade import FRAME_FIELDS, Grade, registry
 from .placement import placement_name, placement_problem
+from .planes import PLANE_NAMES, Plane
 from .tables import (
     CT_PAD8,
     F_HAS_ZP,
     F_RESERVED,
     F_SPARSE,
     F_ZP_L1SCALED,
+    FORMAT_TOKENS,
     GRIT_HDR_BYTES,
     GRIT_MAGIC,
     GRIT_VERSION,
     SP_META_BITS,
     SPORDER_ASC_LSB,
+    CheckLevel,
 )
 
 _I64_MAX = (1 << 63) - 1
 _DEFAULT_GRADES = registry()
-PLANE_WORDS = ("data", "scale0", "scale1", "aux")
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def _step2(d: Descriptor, grades: Mapping[int, Grade]) -> Grade:
             if fname == "k0":
                 cause = (f"the tensor was quantised at group size {act} but the grade says "
                          f"{exp} (or the other way round)")
-            if fname == "elem" and {exp, act} == {fmt.FORMAT_TOKENS["u4"], fmt.FORMAT_TOKENS["s4"]}:
+            if fname == "elem" and {exp, act} == {FORMAT_TOKENS["u4"], FORMAT_TOKENS["s4"]}:
                 cause = "u4 and s4 confused: Q4_K-style nibbles are unsigned (§10.2)"
             raise _fail(Status.GRADE_UNKNOWN, 2, f"frame.{fname}",
                         f"frame field {fname} is {_frame_value_text(fname, act)} but grade "
@@ -208,13 +211,9 @@ def _step3(d: Descriptor) -> None:
 # --------------------------------------------------------------------------
 
 
-def _width(word: int) -> int:
-    return (word & 31) + 1
-
-
 def _cw(word: int, container: int) -> int:
-    w = _width(word)
-    return 8 if container == CT_PAD8 and w <= 8 else w
+    """cw(f, ct) of §7.3 step 4 for a format word and a container code."""
+    return container_bits(fmt.width(word), container == CT_PAD8)
 
 
 def _ceil8(bits: int) -> int:
@@ -272,7 +271,7 @@ def plane_sizes(d: Descriptor, shape: Sequence[int]) -> PlaneSizes:
     cw_e = _cw(d.elem, d.container)
     cw_s0 = _cw(d.scale0, CT_PAD8)
     l1_mult = 2 if d.flags & F_ZP_L1SCALED else 1
-    w_s1 = _width(d.scale1)
+    w_s1 = fmt.width(d.scale1)
     data = _ceil8(nnz * cw_e)
     scale0 = _ceil8(n_groups0 * cw_s0)
     scale1 = _ceil8(n_groups1 * l1_mult * w_s1)
@@ -329,10 +328,11 @@ def _likeliest_cause(d: Descriptor, sz: PlaneSizes, plane: int, actual: int) -> 
     if plane == 2 and d.flags & F_ZP_L1SCALED and actual * 2 == expected:
         return ("the level-1 plane holds one value per group; ZP_L1SCALED stores [S1, Z1] "
                 "pairs (§8.4)")
-    if plane == 3 and d.flags & F_HAS_ZP and _width(d.zp_fmt) <= 4 and actual * 2 == expected:
+    zp_nibbles = d.flags & F_HAS_ZP and fmt.width(d.zp_fmt) <= 4
+    if plane == Plane.AUX and zp_nibbles and actual * 2 == expected:
         return ("zero points packed two per byte (dense nibbles, as GPTQ and AWQ ship them); "
                 "GRIT v1 stores sub-byte zero points one per byte (§3.4, §0.3d)")
-    if plane == 3 and d.flags & F_HAS_ZP and actual == 0:
+    if plane == Plane.AUX and d.flags & F_HAS_ZP and actual == 0:
         return "the zero-point plane is missing (symmetric checkpoint described as asymmetric?)"
     if actual < expected:
         return (f"the plane is short by {expected - actual} bytes: a truncated shard, a short "
@@ -400,7 +400,8 @@ def _step5(d: Descriptor, sz: PlaneSizes, planes: Sequence[bytes | memoryview | 
                         expected=expected_digest.hex(), actual=got.hex())
     if d.flags & F_SPARSE and d.sp_order == SPORDER_ASC_LSB:
         metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
-        aux = planes[3] if planes[3] is not None else b""
+        aux_plane = planes[Plane.AUX]
+        aux = aux_plane if aux_plane is not None else b""
         bad = sparse_order_violation(aux, sz.numel // d.sp_m, d.sp_n, d.sp_m, metabits)
         if bad is not None:
             g, idx = bad
@@ -419,7 +420,7 @@ def grit_check(
     desc: bytes | bytearray | memoryview | Descriptor,
     shape: Sequence[int],
     plane_bytes: Sequence[int] | None = None,
-    level: int = 1,
+    level: CheckLevel | int = CheckLevel.STRUCTURE,
     *,
     planes: Sequence[bytes | memoryview | None] | None = None,
     expected_digest: bytes | None = None,
@@ -430,7 +431,7 @@ def grit_check(
     ``plane_bytes`` are the four plane lengths; when omitted they are taken
     from ``planes``.  Level 2 and above need ``planes`` (the contents).
     """
-    if level not in (0, 1, 2, 3):
+    if level not in tuple(CheckLevel):
         raise GritValueError(f"check level must be 0..3; got {level}")
     if planes is not None:
         if len(planes) != 4:
@@ -439,13 +440,13 @@ def grit_check(
             plane_bytes = [0 if p is None else len(p) for p in planes]
     if plane_bytes is None or len(plane_bytes) != 4:
         raise GritValueError("plane_bytes are four integers: data, scale0, scale1, aux")
-    if level >= 2 and planes is None:
+    if level >= CheckLevel.CONTENT and planes is None:
         raise GritValueError(f"check level {level} reads plane contents; pass planes")
     if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in shape):
         raise GritValueError("shape extents must be integers")
     if not all(isinstance(n, (int, np.integer)) for n in plane_bytes):
         raise GritValueError("plane_bytes must be integers")
-    if level == 0:
+    if level == CheckLevel.NONE:
         return CheckResult(Status.OK)
     if isinstance(desc, Descriptor):
         d = desc
@@ -460,17 +461,17 @@ def grit_check(
         _step2(d, _DEFAULT_GRADES if grades is None else grades)
         _step3(d)
         sz = _step4(d, shape, plane_bytes)
-        if level >= 2:
+        if level >= CheckLevel.CONTENT:
             assert planes is not None
             _step5(d, sz, planes, expected_digest)
     except _Fail as f:
         return CheckResult(f.status, f.detail)
     warnings: tuple[str, ...] = ()
-    if level >= 3:
+    if level >= CheckLevel.PROBES:
         from .probes import probe  # §7.6: advisory, never changes the status
 
         assert planes is not None
-        warnings = tuple(probe(d, shape, planes))
+        warnings = tuple(probe(d, shape, [b"" if p is None else p for p in planes]))
     return CheckResult(Status.OK, sizes=sz, warnings=warnings)
 
 

@@ -21,6 +21,7 @@ from .bits import unpack_codes as _unpack_bytes
 from .check import grit_check
 from .descriptor import Descriptor
 from .errors import ERROR_FOR_STATUS, Detail, GritGradeError
+from .fmt_array import decode_array, encode_array
 from .grade import Grade, registry
 from .layout import (
     Geometry,
@@ -30,17 +31,18 @@ from .layout import (
     to_canonical,
     to_canonical_codes,
 )
-from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, F_ZP_MINUS1
+from .planes import Plane, PlaneBuf
+from .tables import (
+    CT_PAD8,
+    F_HAS_ZP,
+    F_MSB_FIRST,
+    F_SPARSE,
+    F_ZP_L1SCALED,
+    F_ZP_MINUS1,
+    FORMAT_TOKENS,
+)
 
 DEFAULT_CHUNK = 1 << 16  # elements per chunk: the working set stays in cache
-
-def unpack_codes(plane: object, count: int, width: int, pad8: bool = False,
-                 msb_first: bool = False, start: int = 0) -> np.ndarray:
-    """Codes of a plane that is either packed bytes or already-unpacked _Codes."""
-    if isinstance(plane, _Codes):
-        return plane.codes[start : start + count]
-    return _unpack_bytes(plane, count, width, pad8, msb_first, start)  # type: ignore[arg-type]
-
 
 class _Codes:
     """A canonical plane held as unpacked codes (after a relayout)."""
@@ -53,6 +55,19 @@ class _Codes:
 
     def __len__(self) -> int:
         return self.nbytes
+
+
+# A canonical plane as decode reads it: packed bytes, or codes a relayout
+# already unpacked (so decode does not pack them only to unpack them again).
+CanonicalPlane = PlaneBuf | _Codes
+
+
+def unpack_codes(plane: CanonicalPlane, count: int, width: int, pad8: bool = False,
+                 msb_first: bool = False, start: int = 0) -> np.ndarray:
+    """Codes of a plane that is either packed bytes or already-unpacked _Codes."""
+    if isinstance(plane, _Codes):
+        return plane.codes[start : start + count]
+    return _unpack_bytes(plane, count, width, pad8, msb_first, start)
 
 
 def resolve_grade(d: Descriptor, grades: Mapping[int, Grade] | None) -> Grade:
@@ -75,7 +90,7 @@ def canonical_planes(
     return list(to_canonical(d, shape, payload, layouts))
 
 
-def check_planes(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryview],
+def check_planes(d: Descriptor, shape: Sequence[int], planes: Sequence[CanonicalPlane],
                  grades: Mapping[int, Grade] | None) -> None:
     """Level-1 grit_check of canonical planes; raises the status's GritError."""
     res = grit_check(d, shape, [len(p) for p in planes], 1, grades=grades)
@@ -89,10 +104,10 @@ def _project_dt(out: np.ndarray, g: Grade) -> np.ndarray:
     dt = g["dt"]
     if dt == "binary32":
         return out
-    word = fmt.FORMAT_TOKENS[dt or "binary32"]
+    word = FORMAT_TOKENS[dt or "binary32"]
     nan = np.isnan(out)
-    codes = fmt.encode_array(word, np.where(nan, 0, out), g["dr"] or "rne", g["ds"] or "satfinite")
-    res = fmt.decode_array(word, codes)
+    codes = encode_array(word, np.where(nan, 0, out), g["dr"] or "rne", g["ds"] or "satfinite")
+    res = decode_array(word, codes)
     res[nan] = np.nan
     return res
 
@@ -115,28 +130,30 @@ def decode(
     """
     g = resolve_grade(d, grades)
     reg = {d.grade_id: g}
-    if planes is None:
-        if payload is None:
-            raise ValueError("decode needs a payload or planes")
-        if is_canonical(d):
-            planes = canonical_planes(d, shape, payload, layouts)
-        else:
-            specs = geometry(d, shape).planes
-            planes = [
-                _Codes(p, specs[i].canonical_bytes) if isinstance(p, np.ndarray) else p
-                for i, p in enumerate(to_canonical_codes(d, shape, payload, layouts))
-            ]  # type: ignore[misc]
-    check_planes(d, shape, planes, reg)
+    canon: Sequence[CanonicalPlane]
+    if planes is not None:
+        canon = planes
+    elif payload is None:
+        raise ValueError("decode needs a payload or planes")
+    elif is_canonical(d):
+        canon = canonical_planes(d, shape, payload, layouts)
+    else:
+        specs = geometry(d, shape).planes
+        canon = [
+            _Codes(p, specs[i].canonical_bytes) if isinstance(p, np.ndarray) else p
+            for i, p in enumerate(to_canonical_codes(d, shape, payload, layouts))
+        ]
+    check_planes(d, shape, canon, reg)
     geo = geometry(d, shape)
     numel = geo.outer * geo.inner
     flat = np.empty(numel, dtype=np.float32) if out is None else out.reshape(-1)
-    _decode_into(d, g, geo, planes, flat, chunk)
+    _decode_into(d, g, geo, canon, flat, chunk)
     cshape = tuple(s for i, s in enumerate(shape) if i != d.group_axis) + (shape[d.group_axis],)
     arr = flat.reshape(cshape)
     return np.moveaxis(arr, -1, d.group_axis)
 
 
-def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes | memoryview],
+def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[CanonicalPlane],
                  flat: np.ndarray, chunk: int) -> None:
     numel = flat.size
     if numel == 0:
@@ -153,20 +170,20 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
     l1zp = bool(d.flags & F_ZP_L1SCALED)
     pad8 = d.container == CT_PAD8
     msb = bool(d.flags & F_MSB_FIRST)
-    w_e = (d.elem & 31) + 1
+    w_e = fmt.width(d.elem)
     mult = 2 if l1zp else 1
     cursor = 0  # stored-element cursor (sparse)
     s1_codes = None
     if two:
-        spec1 = geo.planes[2]
-        s1_codes = unpack_codes(planes[2], spec1.units * mult, spec1.width, False, False)
-        s1_vals = fmt.decode_array(d.scale1, s1_codes).reshape(-1, mult)
+        spec1 = geo.planes[Plane.SCALE1]
+        s1_codes = unpack_codes(planes[Plane.SCALE1], spec1.units * mult, spec1.width, False, False)
+        s1_vals = decode_array(d.scale1, s1_codes).reshape(-1, mult)
     for e0 in range(0, numel, step):
         e1 = min(numel, e0 + step)
         n = e1 - e0
         g0a, g0b = e0 // k0, e1 // k0
-        s0 = fmt.decode_array(d.scale0, unpack_codes(planes[1], g0b - g0a, (d.scale0 & 31) + 1,
-                                                     True, False, start=g0a))
+        s0 = decode_array(d.scale0, unpack_codes(planes[Plane.SCALE0], g0b - g0a,
+                                                 fmt.width(d.scale0), True, False, start=g0a))
         if two:
             if d.k1 == 0:
                 g1 = np.zeros(g0b - g0a, dtype=np.int64)
@@ -178,26 +195,27 @@ def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[bytes 
         if sparse:
             m = d.sp_m
             q0, q1 = e0 // m, e1 // m
-            meta = unpack_codes(planes[3], (q1 - q0) * d.sp_n, geo.planes[3].width, False, False,
+            meta = unpack_codes(planes[Plane.AUX], (q1 - q0) * d.sp_n,
+                                geo.planes[Plane.AUX].width, False, False,
                                 start=q0 * d.sp_n).reshape(q1 - q0, d.sp_n)
-            mask = np.zeros((q1 - q0, m + 1), dtype=bool)
+            hits = np.zeros((q1 - q0, m + 1), dtype=bool)
             rows = np.repeat(np.arange(q1 - q0), d.sp_n)
             idx = np.minimum(meta.reshape(-1), m)  # indices >= M name no position
-            mask[rows, idx] = True
-            mask = mask[:, :m].reshape(-1)
+            hits[rows, idx] = True
+            mask = hits[:, :m].reshape(-1)
             kept = int(mask.sum())
-            codes = unpack_codes(planes[0], kept, w_e, pad8, msb, start=cursor)
+            codes = unpack_codes(planes[Plane.DATA], kept, w_e, pad8, msb, start=cursor)
             cursor += kept
             e = np.zeros(n, dtype=np.float32)
-            e[mask] = fmt.decode_array(d.elem, codes)
+            e[mask] = decode_array(d.elem, codes)
         else:
-            e = fmt.decode_array(d.elem, unpack_codes(planes[0], n, w_e, pad8, msb, start=e0))
+            e = decode_array(d.elem, unpack_codes(planes[Plane.DATA], n, w_e, pad8, msb, start=e0))
         S_g = S[:, None]  # one scale per level-0 group, broadcast over its k0 elements
         eg = e.reshape(-1, k0)
         with np.errstate(invalid="ignore", over="ignore"):
             if has_zp:
-                zp = fmt.decode_array(d.zp_fmt, unpack_codes(planes[3], g0b - g0a,
-                                                             (d.zp_fmt & 31) + 1, True, False,
+                zp = decode_array(d.zp_fmt, unpack_codes(planes[Plane.AUX], g0b - g0a,
+                                                             fmt.width(d.zp_fmt), True, False,
                                                              start=g0a))
                 if l1zp:
                     Z = (s1_vals[g1, 1] * zp).astype(np.float32)  # §8.1 step 5, zps=l1

@@ -33,7 +33,6 @@ from .tables import (
 _LAYOUT = struct.Struct("<IBBBBHHHHhHHBBBBBBIQQQQ")
 assert _LAYOUT.size == GRIT_HDR_BYTES
 SIZE = GRIT_HDR_BYTES
-NOTE_SLICE = slice(28, 32)
 
 FIELDS = (
     "magic", "hdr_bytes", "version", "n_levels", "flags",

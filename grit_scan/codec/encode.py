@@ -18,7 +18,6 @@ of whole (super-)groups, so memory stays bounded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +26,7 @@ from . import fmt
 from .bits import pack_codes
 from .descriptor import Descriptor, from_grade
 from .errors import GritValueError
+from .fmt_array import decode_array, encode_array
 from .grade import Grade, sparsity
 from .tables import SP_META_BITS
 
@@ -116,12 +116,12 @@ def _exp_rule(esr: str, amax: np.ndarray) -> np.ndarray:
 
 def _encode_elems(word: int, x: np.ndarray, es: str) -> np.ndarray:
     """§9.1 rule 5: element projection with fmt_encode_rne under es."""
-    return fmt.encode_array(word, x, "rne", es)
+    return encode_array(word, x, "rne", es)
 
 
 def _zero_codes(word: int, v: np.ndarray) -> np.ndarray:
     """The (signed) zero code of each value: encoding of ±0."""
-    return fmt.encode_array(word, np.where(np.signbit(v), -0.0, 0.0), "rne", "satfinite")
+    return encode_array(word, np.where(np.signbit(v), -0.0, 0.0), "rne", "satfinite")
 
 
 # --------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def _one_level(g: Grade, v: np.ndarray) -> dict[str, np.ndarray]:
         lo, hi = _pow2_range(w["s0"])
         X = np.clip(_exp_rule(esr, np.where(zero | bad, 1.0, amax)) - _emax(w["e"]), lo, hi)
         scale_val = np.ldexp(np.float64(1.0), X.astype(np.int32)).astype(F32)
-        s_codes = fmt.encode_array(w["s0"], scale_val, "rne", "satfinite")
+        s_codes = encode_array(w["s0"], scale_val, "rne", "satfinite")
         S = scale_val
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             # an all-zero group divides ±0 by its (amax := 1) scale: the codes are
@@ -156,13 +156,13 @@ def _one_level(g: Grade, v: np.ndarray) -> dict[str, np.ndarray]:
     elif esr == "ratiomaxabs":
         with np.errstate(over="ignore", under="ignore"):
             ratio = (amax / F32(_maxnorm(w["e"]))).astype(F32)
-        s_codes = fmt.encode_array(w["s0"], ratio, er, es)
-        S = fmt.decode_array(w["s0"], s_codes)
+        s_codes = encode_array(w["s0"], ratio, er, es)
+        S = decode_array(w["s0"], s_codes)
         # A zero scale is never emitted (§10.4): the smallest positive code.
         tiny = (S == 0) & ~zero
         s_codes = np.where(tiny, _smallest_positive_code(w["s0"]), s_codes)
         s_codes = np.where(zero, one, s_codes)
-        S = fmt.decode_array(w["s0"], s_codes)  # re-read the stored scale
+        S = decode_array(w["s0"], s_codes)  # re-read the stored scale
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             q = _encode_elems(w["e"], (vf / S[:, None]).astype(F32), es)
         zero_codes = _zero_codes(w["e"], v)
@@ -179,21 +179,21 @@ def _one_level(g: Grade, v: np.ndarray) -> dict[str, np.ndarray]:
         hi = np.maximum(F32(0), fin.max(axis=1)).astype(F32)
         with np.errstate(over="ignore"):
             step = ((hi - lo).astype(F32) / F32(qmax)).astype(F32)
-        s_codes = fmt.encode_array(w["s0"], step, er, es)
-        S = fmt.decode_array(w["s0"], s_codes)
+        s_codes = encode_array(w["s0"], step, er, es)
+        S = decode_array(w["s0"], s_codes)
         tiny = (S == 0) & ~zero
         s_codes = np.where(tiny, _smallest_positive_code(w["s0"]), s_codes)
         s_codes = np.where(zero, one, s_codes)
-        S = fmt.decode_array(w["s0"], s_codes)
+        S = decode_array(w["s0"], s_codes)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             zf = (-lo / S).astype(F32)
         zf = np.where(zero, F32(0), zf)
         minus1 = g["zpc"] == "minus1"
-        zstore = fmt.encode_array(w["zp"], (zf - F32(1)) if minus1 else zf, "rne", "satfinite")
-        z = fmt.decode_array(w["zp"], zstore) + (F32(1) if minus1 else F32(0))
+        zstore = encode_array(w["zp"], (zf - F32(1)) if minus1 else zf, "rne", "satfinite")
+        z = decode_array(w["zp"], zstore) + (F32(1) if minus1 else F32(0))
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             t = ((vf / S[:, None]).astype(F32) + z[:, None]).astype(F32)
-        q = fmt.encode_array(w["e"], np.where(np.isfinite(t), t, 0), "rne", "satfinite")
+        q = encode_array(w["e"], np.where(np.isfinite(t), t, 0), "rne", "satfinite")
         out["zp"] = np.where(bad, 0, zstore)
     else:
         raise GritValueError(f"unknown esr {esr!r}")
@@ -224,16 +224,16 @@ def _two_level_ratio(g: Grade, v: np.ndarray, sT_in: float | None) -> dict[str, 
         sT = _level1_ratio(g, amax1)
     else:
         sT = np.full(B, sT_in, dtype=F32)
-    s1_codes = fmt.encode_array(w["s1"], sT, er, es)
-    sT = fmt.decode_array(w["s1"], s1_codes)  # store, then re-read (§10.3 step 1)
+    s1_codes = encode_array(w["s1"], sT, er, es)
+    sT = decode_array(w["s1"], s1_codes)  # store, then re-read (§10.3 step 1)
     blocks = v.reshape(B, -1, k0)
     bad = ~np.isfinite(blocks).all(axis=2)
     bamax = np.abs(np.where(np.isfinite(blocks), blocks, 0)).astype(F32).max(axis=2)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         r = ((bamax / maxe).astype(F32) / sT[:, None]).astype(F32)
-    s0 = fmt.encode_array(w["s0"], np.where(np.isfinite(r), r, 0), er, es)
+    s0 = encode_array(w["s0"], np.where(np.isfinite(r), r, 0), er, es)
     s0 = np.where(bamax == 0, _one_code(w["s0"], 1.0), s0)
-    S = (sT[:, None] * fmt.decode_array(w["s0"], s0)).astype(F32)
+    S = (sT[:, None] * decode_array(w["s0"], s0)).astype(F32)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         x = (blocks / S[:, :, None]).astype(F32)
     q = _encode_elems(w["e"], np.where(np.isfinite(x), x, 0), es)
@@ -280,10 +280,10 @@ def _two_level_affine(g: Grade, v: np.ndarray) -> dict[str, np.ndarray]:
         step = ((hi - lo).astype(F32) / qmax).astype(F32)
     off = (-lo).astype(F32)
     with np.errstate(over="ignore"):
-        d_codes = fmt.encode_array(w["s1"], (step.max(axis=1) / smax).astype(F32), er, es)
-        m_codes = fmt.encode_array(w["s1"], (off.max(axis=1) / zmax).astype(F32), er, es)
-    d = fmt.decode_array(w["s1"], d_codes)  # re-read after the round trip (§10.2 note)
-    dmin = fmt.decode_array(w["s1"], m_codes)
+        d_codes = encode_array(w["s1"], (step.max(axis=1) / smax).astype(F32), er, es)
+        m_codes = encode_array(w["s1"], (off.max(axis=1) / zmax).astype(F32), er, es)
+    d = decode_array(w["s1"], d_codes)  # re-read after the round trip (§10.2 note)
+    dmin = decode_array(w["s1"], m_codes)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         sc_f = np.where(d[:, None] == 0, 0, (step / d[:, None]).astype(F32))
         m_f = np.where(dmin[:, None] == 0, 0, (off / dmin[:, None]).astype(F32))
@@ -410,17 +410,17 @@ def encode(
             return np.zeros(0, np.uint32)
         return np.concatenate([p.reshape(-1) for p in parts[k]])
 
-    data = pack_codes(join("e"), (fr.elem & 31) + 1, fr.container == 1, grade["po"] == "msb")
-    s0 = pack_codes(join("s0"), (fr.scale0 & 31) + 1, True)
-    s1 = pack_codes(join("s1"), (fr.scale1 & 31) + 1, False) if two else b""
+    data = pack_codes(join("e"), fmt.width(fr.elem), fr.container == 1, grade["po"] == "msb")
+    s0 = pack_codes(join("s0"), fmt.width(fr.scale0), True)
+    s1 = pack_codes(join("s1"), fmt.width(fr.scale1), False) if two else b""
     if sp is not None:
         aux = pack_codes(join("meta"), SP_META_BITS[fr.sp_meta_fmt], False)
     elif grade.has_zp:
-        aux = pack_codes(join("zp"), (fr.zp_fmt & 31) + 1, True)
+        aux = pack_codes(join("zp"), fmt.width(fr.zp_fmt), True)
     else:
         aux = b""
     if two and k1 == 0 and numel == 0:
-        s1 = pack_codes(fmt.encode_array(fr.scale1, np.array([1.0], F32)), (fr.scale1 & 31) + 1)
+        s1 = pack_codes(encode_array(fr.scale1, np.array([1.0], F32)), fmt.width(fr.scale1))
     return Encoded(desc, shape, (data, s0, s1, aux))
 
 
@@ -428,8 +428,3 @@ def requantize(values: np.ndarray, grade: Grade, group_axis: int | None = None) 
     """L4's only spelling of a group-axis transpose: encode decoded values anew."""
     return encode(values, grade, group_axis)
 
-
-def encode_grade_planes(values: Sequence[float], grade: Grade, shape: Sequence[int],
-                        group_axis: int = 0) -> Encoded:
-    """Convenience for tests and vectors: values in logical row-major order."""
-    return encode(np.asarray(values, dtype=F32).reshape(tuple(shape)), grade, group_axis)

@@ -10,8 +10,7 @@ from .descriptor import Descriptor
 from .errors import GritValueError
 from .fnv import Fnv128, fnv1a64, fnv1a128
 from .grade import Grade
-
-PLANE_NAMES = ("data", "scale0", "scale1", "aux")
+from .planes import PlaneBuf
 
 
 def grade_id(canonical: str) -> int:
@@ -41,22 +40,18 @@ def gid_base32(g: bytes) -> str:
     return base32.encode(g)
 
 
-def digest_planes(planes: Sequence[bytes | bytearray | memoryview | None]) -> bytes:
-    """§6.5 as RECONSTRUCTION §2 verifies it: all four planes, each
-    u64le(len) ‖ bytes, absent planes contributing u64le(0) only."""
-    if len(planes) != 4:
-        raise GritValueError("digest covers exactly four planes: data, scale0, scale1, aux")
-    h = Fnv128()
-    for p in planes:
-        n = 0 if p is None else len(p)
-        h.update(struct.pack("<Q", n))
-        if n:
-            h.update(p)  # type: ignore[arg-type]
-    return h.digest()
+def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[PlaneBuf]]]) -> bytes:
+    """§6.5, streaming: the one digest implementation.
 
-
-def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[bytes]]]) -> bytes:
-    """Digest from (length, chunks) per plane, for bounded-memory streaming."""
+    ``plane_chunks`` gives, for each of the four planes in Plane order
+    (data, scale0, scale1, aux), its byte length and an iterable of byte
+    chunks whose lengths add up to it; an absent plane is ``(0, ())``.
+    Each plane contributes u64le(length) ‖ bytes (RECONSTRUCTION §2 verifies
+    this reading), so the length is hashed before its bytes are read and a
+    caller can feed planes far larger than memory chunk by chunk.  Raises
+    GritValueError when the chunks disagree with a length or when there are
+    not exactly four planes.
+    """
     h = Fnv128()
     count = 0
     for length, chunks in plane_chunks:
@@ -69,5 +64,12 @@ def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[bytes]]]) -> bytes:
         if seen != length:
             raise GritValueError(f"plane stream gave {seen} bytes, expected {length}")
     if count != 4:
-        raise GritValueError("digest covers exactly four planes")
+        raise GritValueError("digest covers exactly four planes: data, scale0, scale1, aux")
     return h.digest()
+
+
+def digest_planes(planes: Sequence[PlaneBuf | None]) -> bytes:
+    """§6.5 over four in-memory planes (None = absent, hashed as length 0)."""
+    if len(planes) != 4:
+        raise GritValueError("digest covers exactly four planes: data, scale0, scale1, aux")
+    return digest_stream((0, ()) if p is None else (len(p), (p,)) for p in planes)

@@ -1,14 +1,12 @@
 """FNV-1a, 64- and 128-bit (§6.1).
 
 The pure-Python loops here are the reference.  When the optional compiled
-helper ``grit_scan._fnv`` was built by the package build, the streaming
+helper ``grit_scan.codec._fnv`` was built by the package build, the streaming
 hashers use it for bulk bytes; results are identical by test
 (tests/test_fnv.py), and ``compiled_backend()`` tells callers which path runs.
 """
 
 from __future__ import annotations
-
-from typing import Protocol
 
 FNV64_OFFSET = 0xCBF29CE484222325
 FNV64_PRIME = 0x100000001B3
@@ -18,13 +16,9 @@ _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
 
 try:  # pragma: no cover - depends on the build
-    from grit_scan import _fnv as _compiled  # type: ignore[attr-defined]
+    from . import _fnv as _compiled  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - depends on the build
     _compiled = None
-
-
-class _Buffer(Protocol):
-    def __len__(self) -> int: ...
 
 
 def compiled_backend() -> bool:

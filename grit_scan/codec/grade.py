@@ -171,7 +171,9 @@ def sparsity(g: Grade) -> tuple[int, int, int, int] | None:
 
 def _split_top(body: str) -> list[str]:
     """Split on commas outside parentheses."""
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in body:
         if ch == "(":
             depth += 1

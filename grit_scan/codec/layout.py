@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
-from .bits import pack_codes, unpack_codes
+from . import fmt
+from .bits import container_bits, pack_codes, unpack_codes
 from .check import expected_plane_sizes
 from .descriptor import Descriptor
 from .errors import Detail, GritLayoutError, GritSizeError, GritValueError
@@ -49,9 +52,8 @@ from .placement import (
     placement_class,
     placement_name,
 )
+from .planes import BLOCK_AOS_ORDER, PLANE_NAMES, Plane, PlaneBuf
 from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, SP_META_BITS
-
-PLANES = ("data", "scale0", "scale1", "aux")
 
 REGISTERED_MEANING: dict[int, str] = {
     ROW_MAJOR: "RowMajor",
@@ -63,17 +65,11 @@ REGISTERED_MEANING: dict[int, str] = {
     PACK_K4_12B: "PackK4",
 }
 
-# Layout expressions this project uses for ggml block structs (docs/layouts.md).
-# They resolve without a file-supplied registry; their words are ordinary
-# class-0x8 hashes of the canonical text.
-GGML_MXFP4_DATA = "Compose(Perm([" + ",".join(
-    str(j + 16 * h) for j in range(16) for h in range(2)) + "]),BlockAos)"
-GGML_Q4K_DATA = "Compose(Perm([" + ",".join(
-    str(32 * h + b) for b in range(32) for h in range(2)) + "]),BlockAos)"
-GGML_Q4K_SCALE = "Compose(PackK4,BlockAos)"
-WELL_KNOWN_LAYOUTS: dict[int, str] = {
-    expression_word(t): t for t in (GGML_MXFP4_DATA, GGML_Q4K_DATA, GGML_Q4K_SCALE, "BlockAos")
-}
+# A plane's units as a (units, bytes-or-codes-per-unit) array; placements move
+# whole units (§5.2), so the element dtype does not matter to them.
+Units = npt.NDArray[Any]
+U8s = npt.NDArray[np.uint8]  # raw stored bytes
+Idx = npt.NDArray[np.int64]  # a unit permutation: physical j holds logical idx[j]
 
 
 def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
@@ -87,7 +83,7 @@ def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
 
 @dataclass(frozen=True)
 class PlaneSpec:
-    index: int
+    index: Plane
     present: bool
     units: int
     per_unit: int  # codes per unit
@@ -98,7 +94,7 @@ class PlaneSpec:
 
     @property
     def cw(self) -> int:
-        return 8 if self.pad8 and self.width <= 8 else self.width
+        return container_bits(self.width, self.pad8)
 
     @property
     def canonical_bytes(self) -> int:
@@ -125,9 +121,10 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
     sparse = bool(d.flags & F_SPARSE)
     per_row_data = inner * d.sp_n // d.sp_m if sparse else inner
     gpr = inner // d.k0  # level-0 groups per row
-    data = PlaneSpec(0, True, sz.nnz, 1, (d.elem & 31) + 1, d.container == CT_PAD8,
+    data = PlaneSpec(Plane.DATA, True, sz.nnz, 1, fmt.width(d.elem), d.container == CT_PAD8,
                      bool(d.flags & F_MSB_FIRST), (outer, per_row_data))
-    s0 = PlaneSpec(1, True, sz.n_groups0, 1, (d.scale0 & 31) + 1, True, False, (outer, gpr))
+    s0 = PlaneSpec(Plane.SCALE0, True, sz.n_groups0, 1, fmt.width(d.scale0), True, False,
+                   (outer, gpr))
     if d.n_levels == 2:
         mult = 2 if d.flags & F_ZP_L1SCALED else 1
         if d.k1 == 0:
@@ -136,17 +133,19 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
             dims1 = (outer, gpr // d.k1)
         else:
             dims1 = (1, sz.n_groups1)
-        s1 = PlaneSpec(2, True, sz.n_groups1, mult, (d.scale1 & 31) + 1, False, False, dims1)
+        s1 = PlaneSpec(Plane.SCALE1, True, sz.n_groups1, mult, fmt.width(d.scale1), False, False,
+                       dims1)
     else:
-        s1 = PlaneSpec(2, False, 0, 1, 1, False, False, (1, 0))
+        s1 = PlaneSpec(Plane.SCALE1, False, 0, 1, 1, False, False, (1, 0))
     if sparse:
         metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
-        aux = PlaneSpec(3, True, sz.numel // d.sp_m, d.sp_n, metabits, False, False,
+        aux = PlaneSpec(Plane.AUX, True, sz.numel // d.sp_m, d.sp_n, metabits, False, False,
                         (outer, inner // d.sp_m))
     elif d.flags & F_HAS_ZP:
-        aux = PlaneSpec(3, True, sz.n_groups0, 1, (d.zp_fmt & 31) + 1, True, False, (outer, gpr))
+        aux = PlaneSpec(Plane.AUX, True, sz.n_groups0, 1, fmt.width(d.zp_fmt), True, False,
+                        (outer, gpr))
     else:
-        aux = PlaneSpec(3, False, 0, 1, 1, False, False, (1, 0))
+        aux = PlaneSpec(Plane.AUX, False, 0, 1, 1, False, False, (1, 0))
     if d.n_levels == 2:
         n_blocks = sz.n_groups1 if d.k1 else 1
     else:
@@ -169,10 +168,10 @@ class _Attrs:
 class _Perm:
     """A permutation of units: physical = forward(logical)."""
 
-    def forward(self, x: np.ndarray) -> np.ndarray:  # x: (n, u)
+    def forward(self, x: Units) -> Units:  # x: (n, u)
         raise NotImplementedError
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         raise NotImplementedError
 
     @property
@@ -181,10 +180,10 @@ class _Perm:
 
 
 class _Identity(_Perm):
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         return x
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         return y
 
     @property
@@ -195,22 +194,22 @@ class _Identity(_Perm):
 class _Index(_Perm):
     """physical[j] = logical[idx[j]]."""
 
-    def __init__(self, idx: np.ndarray) -> None:
+    def __init__(self, idx: Idx) -> None:
         self.idx = idx
         self.inv = np.empty_like(idx)
         self.inv[idx] = np.arange(idx.size, dtype=idx.dtype)
 
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         return x[self.idx]
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         return y[self.inv]
 
 
 class _Chunked(_Perm):
     """Perm(π): within chunks of len(π) units, physical j holds logical π[j]."""
 
-    def __init__(self, pi: Sequence[int]) -> None:
+    def __init__(self, pi: Sequence[int] | Idx) -> None:
         self.pi = np.asarray(pi, dtype=np.int64)
         self.inv = np.argsort(self.pi)
         L = self.pi.size
@@ -220,11 +219,11 @@ class _Chunked(_Perm):
             (self.pi[0::2] == np.arange(half)).all() and (self.pi[1::2] == np.arange(half) + half
                                                           ).all())
 
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         L = self.pi.size
         return x.reshape(-1, L, x.shape[-1])[:, self.pi].reshape(x.shape)
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         L = self.pi.size
         return y.reshape(-1, L, y.shape[-1])[:, self.inv].reshape(y.shape)
 
@@ -233,10 +232,10 @@ class _Compose(_Perm):
     def __init__(self, first: _Perm, then: _Perm) -> None:
         self.first, self.then = first, then
 
-    def forward(self, x: np.ndarray) -> np.ndarray:
+    def forward(self, x: Units) -> Units:
         return self.then.forward(self.first.forward(x))
 
-    def backward(self, y: np.ndarray) -> np.ndarray:
+    def backward(self, y: Units) -> Units:
         return self.first.backward(self.then.backward(y))
 
     @property
@@ -244,11 +243,12 @@ class _Compose(_Perm):
         return self.first.identity and self.then.identity
 
 
-def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> np.ndarray:
+def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> Idx:
     """The unit permutation of ``node`` on a rows x cols plane, as an index array."""
     p = _build(node, rows, cols, ctx, _Attrs())
     ar = np.arange(rows * cols, dtype=np.int64)[:, None]
-    return p.forward(ar)[:, 0]
+    idx: Idx = p.forward(ar)[:, 0]
+    return idx
 
 
 def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Attrs) -> _Perm:
@@ -266,38 +266,38 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
                 "placement change (L4)")
         return _Index(np.arange(n, dtype=np.int64).reshape(rows, cols).T.reshape(-1))
     if c == "Tile":
-        inner, dims = node.args  # type: ignore[misc]
-        dims = tuple(dims)  # type: ignore[arg-type]
+        inner = cast(Layout, node.args[0])
+        dims = cast("tuple[int, ...]", node.args[1])
         if len(dims) == 1:
             (b,) = dims
             if n % b:
                 raise GritValueError(f"Tile([{b}]) needs a multiple of {b} units; plane has {n}")
-            inner_idx = _index_perm(inner, 1, b, ctx)  # type: ignore[arg-type]
-            return _Chunked(inner_idx)
+            return _Chunked(_index_perm(inner, 1, b, ctx))
         if len(dims) != 2:
             raise GritValueError("Tile takes one or two dimensions")
         a, b = dims
         if rows % a or cols % b:
             raise GritValueError(f"Tile([{a},{b}]) does not divide the plane's {rows}x{cols} units")
-        inner_idx = _index_perm(inner, a, b, ctx)  # type: ignore[arg-type]
+        inner_idx = _index_perm(inner, a, b, ctx)
         base = np.arange(n, dtype=np.int64).reshape(rows // a, a, cols // b, b)
         tiles = base.transpose(0, 2, 1, 3).reshape(-1, a * b)
         return _Index(tiles[:, inner_idx].reshape(-1))
     if c == "Interleave":
-        inner, k = node.args  # type: ignore[misc]
-        first = _build(inner, rows, cols, ctx, attrs)  # type: ignore[arg-type]
-        if rows % k:  # type: ignore[operator]
+        inner = cast(Layout, node.args[0])
+        k = cast(int, node.args[1])
+        first = _build(inner, rows, cols, ctx, attrs)
+        if rows % k:
             raise GritValueError(f"Interleave(.., {k}) needs rows divisible by {k}; got {rows}")
-        idx = np.arange(n, dtype=np.int64).reshape(rows // k, k, cols)  # type: ignore[operator]
+        idx = np.arange(n, dtype=np.int64).reshape(rows // k, k, cols)
         return _Compose(first, _Index(idx.transpose(0, 2, 1).reshape(-1)))
     if c == "Swizzle":
-        bbits, base, shift = node.args  # type: ignore[misc]
-        period = 1 << (bbits + base + shift)  # type: ignore[operator]
+        bbits, lowbit, shift = cast("tuple[int, int, int]", node.args)
+        period = 1 << (bbits + lowbit + shift)
         if n % period:
             raise GritValueError(f"Swizzle{node.args} needs a multiple of {period} units")
         o = np.arange(n, dtype=np.int64)
-        mask = ((1 << bbits) - 1) << base  # type: ignore[operator]
-        return _Index(o ^ ((o >> shift) & mask))  # type: ignore[operator]
+        mask = ((1 << bbits) - 1) << lowbit
+        return _Index(o ^ ((o >> shift) & mask))
     if c == "Swizzle128x4":
         if rows % 128 or cols % 4:
             raise GritValueError(
@@ -306,18 +306,18 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
         cc = np.arange(cols, dtype=np.int64)[None, :]
         tile = (r // 128) * (cols // 4) + cc // 4
         phys = tile * 512 + (r % 32) * 16 + ((r // 32) % 4) * 4 + cc % 4
-        idx = np.empty(n, dtype=np.int64)
-        idx[phys.reshape(-1)] = np.arange(n, dtype=np.int64)
-        return _Index(idx)
+        inv = np.empty(n, dtype=np.int64)
+        inv[phys.reshape(-1)] = np.arange(n, dtype=np.int64)
+        return _Index(inv)
     if c == "Perm":
-        (pi,) = node.args
-        if n % len(pi):  # type: ignore[arg-type]
-            raise GritValueError(f"Perm of length {len(pi)} does not divide {n} units")  # type: ignore[arg-type]
-        return _Chunked(pi)  # type: ignore[arg-type]
+        pi = cast("tuple[int, ...]", node.args[0])
+        if n % len(pi):
+            raise GritValueError(f"Perm of length {len(pi)} does not divide {n} units")
+        return _Chunked(pi)
     if c == "Compose":
-        a, b = node.args
-        return _Compose(_build(a, rows, cols, ctx, attrs),  # type: ignore[arg-type]
-                        _build(b, rows, cols, ctx, attrs))  # type: ignore[arg-type]
+        first_node, then_node = cast("tuple[Layout, Layout]", node.args)
+        return _Compose(_build(first_node, rows, cols, ctx, attrs),
+                        _build(then_node, rows, cols, ctx, attrs))
     if c == "BlockAos":
         attrs.aos = True
         return _Identity()
@@ -325,8 +325,7 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
         attrs.packk4 = True
         return _Identity()
     if c == "Pad":
-        (align,) = node.args
-        attrs.pad = max(attrs.pad, int(align))  # type: ignore[call-overload]
+        attrs.pad = max(attrs.pad, cast(int, node.args[0]))
         return _Identity()
     if c == "Opaque":
         raise _refuse("an Opaque layout can be consumed but never relayouted (L3)")
@@ -339,7 +338,7 @@ def _collect_attrs(node: Layout, attrs: _Attrs) -> None:
     elif node.ctor == "PackK4":
         attrs.packk4 = True
     elif node.ctor == "Pad":
-        attrs.pad = max(attrs.pad, int(node.args[0]))  # type: ignore[call-overload]
+        attrs.pad = max(attrs.pad, cast(int, node.args[0]))
     elif node.ctor == "Opaque":
         raise _refuse("an Opaque layout can be consumed but never relayouted (L3)")
     for a in node.args:
@@ -350,7 +349,7 @@ def _collect_attrs(node: Layout, attrs: _Attrs) -> None:
 def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> Layout:
     """The layout expression a placement word stands for, or refuse (§5.3)."""
     if word == UNSPECIFIED:
-        raise _refuse(f"{PLANES[plane]} placement is UNSPECIFIED (not asserted); decode needs "
+        raise _refuse(f"{PLANE_NAMES[plane]} placement is UNSPECIFIED (not asserted); decode needs "
                       "a placement", plane)
     if word in REGISTERED_MEANING:
         return parse_layout(REGISTERED_MEANING[word])
@@ -359,18 +358,21 @@ def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> 
                       "for relayout by this implementation", plane)
     cls = placement_class(word)
     if cls == 0xF:
-        raise _refuse(f"{PLANES[plane]} placement is OPAQUE: it can never be relayouted (L3)",
+        raise _refuse(f"{PLANE_NAMES[plane]} placement is OPAQUE: it can never be relayouted (L3)",
                       plane)
     if cls == 0x8:
-        text = (layouts or {}).get(word) or WELL_KNOWN_LAYOUTS.get(word)
+        # §5.3: a class-0x8 word means only what the caller's layouts map
+        # (from the file or the reader's format table) says; never guess.
+        text = (layouts or {}).get(word)
         if text is None:
-            raise _refuse(f"{PLANES[plane]} placement {word:#018x} is a layout expression hash "
-                          "whose expression was not supplied; refusing to guess (§5.3)", plane)
+            raise _refuse(f"{PLANE_NAMES[plane]} placement {word:#018x} is a layout "
+                          "expression hash whose expression was not supplied; refusing to "
+                          "guess (§5.3)", plane)
         node = parse_layout(text)
         if expression_word(node.text) != word:
             raise _refuse(f"layout expression {text!r} does not hash to {word:#018x}", plane)
         return node
-    raise _refuse(f"{PLANES[plane]} placement {placement_name(word)} is not defined", plane)
+    raise _refuse(f"{PLANE_NAMES[plane]} placement {placement_name(word)} is not defined", plane)
 
 
 @dataclass
@@ -404,7 +406,7 @@ def plane_layouts(d: Descriptor, g: Geometry,
             try:
                 perm = _build(node, rows, cols, ctx, attrs)
             except GritValueError as exc:
-                raise _refuse(f"{PLANES[i]} placement {node.text}: {exc}", i) from None
+                raise _refuse(f"{PLANE_NAMES[i]} placement {node.text}: {exc}", i) from None
         out.append(PlaneLayout(perm, attrs))
     present = [pl for pl in out if pl is not None]
     aos = [pl.attrs.aos for pl in present]
@@ -415,7 +417,7 @@ def plane_layouts(d: Descriptor, g: Geometry,
         raise _refuse("PackK4 joins scale0 and the zero-point plane: set it on both "
                       "placement_scale and placement_meta")
     if all(pk):
-        s0, aux = g.planes[1], g.planes[3]
+        s0, aux = g.planes[Plane.SCALE0], g.planes[Plane.AUX]
         if not (d.flags & F_HAS_ZP and s0.width == 6 and aux.width == 6 and s0.units % 8 == 0):
             raise _refuse("PACK_K4_12B needs u6 scales and u6 zero points in groups of 8")
     if any(pl.attrs.pad for pl in present) and any(aos):
@@ -448,7 +450,7 @@ def stored_sizes(d: Descriptor, shape: Sequence[int],
             n = -(-n // pl.attrs.pad) * pl.attrs.pad
         sizes.append(n)
     if pls[1] is not None and pls[1].attrs.packk4:
-        sizes[1] = g.planes[1].units // 8 * 12
+        sizes[1] = g.planes[Plane.SCALE0].units // 8 * 12
         sizes[3] = 0
     aos = bool(pls[0] is not None and pls[0].attrs.aos)
     return sizes, aos
@@ -472,12 +474,13 @@ def split_payload(payload: bytes | memoryview, sizes: Sequence[int]) -> list[byt
     return out
 
 
-def unit_codes(spec: PlaneSpec, raw: bytes | memoryview | np.ndarray) -> np.ndarray:
+def unit_codes(spec: PlaneSpec, raw: PlaneBuf | U8s) -> Units:
+    """A plane's codes as a (units, codes per unit) array (§5.2: placements move units)."""
     codes = unpack_codes(raw, spec.units * spec.per_unit, spec.width, spec.pad8, spec.msb)
     return codes.reshape(spec.units, spec.per_unit)
 
 
-def unit_bytes(spec: PlaneSpec, units: np.ndarray) -> bytes:
+def unit_bytes(spec: PlaneSpec, units: Units) -> bytes:
     return pack_codes(units.reshape(-1), spec.width, spec.pad8, spec.msb)
 
 
@@ -503,27 +506,27 @@ def _pack_k4(sc: np.ndarray, m: np.ndarray) -> bytes:
     return q.astype(np.uint8).tobytes()
 
 
-def _split_stored(
-    payload: np.ndarray, sizes: list[int], aos: bool, n_blocks: int
-) -> list[np.ndarray]:
+def _split_stored(payload: U8s, sizes: list[int], aos: bool, n_blocks: int) -> list[U8s]:
+    """The stored bytes of each plane: consecutive, or de-interleaved from
+    BLOCK_AOS blocks (each block holds every plane's share, BLOCK_AOS_ORDER)."""
     if not aos:
-        out, off = [], 0
+        parts: list[U8s] = []
+        off = 0
         for n in sizes:
-            out.append(payload[off : off + n])
+            parts.append(payload[off : off + n])
             off += n
-        return out
-    order = (2, 1, 3, 0)  # scale1 ‖ scale0 ‖ aux ‖ data per block
+        return parts
     per = []
     for i in range(4):
         if sizes[i] % n_blocks:
-            raise _refuse(f"BLOCK_AOS: the {PLANES[i]} plane ({sizes[i]} bytes) does not split "
-                          f"into {n_blocks} whole-byte blocks", i)
+            raise _refuse(f"BLOCK_AOS: the {PLANE_NAMES[i]} plane ({sizes[i]} bytes) does "
+                          f"not split into {n_blocks} whole-byte blocks", i)
         per.append(sizes[i] // n_blocks)
     block = sum(per)
     grid = payload[: block * n_blocks].reshape(n_blocks, block) if n_blocks else payload[:0]
-    out: list[np.ndarray] = [np.zeros(0, np.uint8)] * 4
+    out: list[U8s] = [np.zeros(0, np.uint8)] * 4
     col = 0
-    for i in order:
+    for i in BLOCK_AOS_ORDER:
         out[i] = np.ascontiguousarray(grid[:, col : col + per[i]]).reshape(-1)
         col += per[i]
     return out
@@ -532,9 +535,8 @@ def _split_stored(
 def _join_stored(stored: list[bytes], sizes: list[int], aos: bool, n_blocks: int) -> bytes:
     if not aos:
         return b"".join(stored)
-    order = (2, 1, 3, 0)
     cols = []
-    for i in order:
+    for i in BLOCK_AOS_ORDER:
         if sizes[i]:
             cols.append(np.frombuffer(stored[i], dtype=np.uint8).reshape(n_blocks, -1))
     if not cols:
@@ -576,14 +578,14 @@ def to_canonical_codes(
     k4 = pls[1] is not None and pls[1].attrs.packk4
     units: dict[int, np.ndarray] = {}
     if k4:
-        sc, m = _unpack_k4(stored[1], g.planes[1].units)
+        sc, m = _unpack_k4(stored[1], g.planes[Plane.SCALE0].units)
         units[1] = sc[:, None]
         units[3] = m[:, None]
     for i, (spec, pl) in enumerate(zip(g.planes, pls)):
         if pl is None:
             continue
         if pl.perm.identity and i not in units:
-            out[i] = memoryview(stored[i])[: spec.canonical_bytes]  # Pad: drop the tail
+            out[i] = stored[i].data[: spec.canonical_bytes]  # Pad: drop the tail
             continue
         phys = units.get(i)
         pairs = _nibble_pairs(spec, pl.perm) if phys is None else None
@@ -612,7 +614,7 @@ def _nibble_pairs(spec: PlaneSpec, perm: _Perm) -> _Chunked | None:
 
 
 def from_canonical(
-    d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | bytearray | memoryview],
+    d: Descriptor, shape: Sequence[int], planes: Sequence[PlaneBuf],
     layouts: Mapping[int, str] | None = None,
 ) -> bytes:
     """relayout(ROW_MAJOR -> p): canonical planes to the payload in ``d``'s placements."""
@@ -625,9 +627,9 @@ def from_canonical(
         if pl is None:
             continue
         if len(planes[i]) != spec.canonical_bytes:
-            raise GritValueError(f"{PLANES[i]} plane is {len(planes[i])} bytes; canonical size "
-                                 f"is {spec.canonical_bytes}")
-        k4 = pl.attrs.packk4 and i in (1, 3)  # PackK4 joins scale0 and aux only
+            raise GritValueError(f"{PLANE_NAMES[i]} plane is {len(planes[i])} bytes; "
+                                 f"canonical size is {spec.canonical_bytes}")
+        k4 = pl.attrs.packk4 and i in (Plane.SCALE0, Plane.AUX)  # PackK4 joins scale0 and aux only
         if pl.perm.identity and not k4:
             phys = None
         else:

@@ -9,8 +9,8 @@ opaque (RECONSTRUCTION §7).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from .errors import GritValueError
 from .fnv import fnv1a64
@@ -150,16 +150,6 @@ _CANON_CTOR = {k.lower(): k for k in SIGNATURES}
 _TOKEN = re.compile(r"\s*(?:([A-Za-z0-9_.\-]+)|(.))", re.DOTALL)
 
 
-def register_constructor(
-    name: str, signature: tuple[str, ...], validator: Callable[[Layout], None] | None = None
-) -> None:
-    """Add a constructor the project needs (RECONSTRUCTION §7 allows it)."""
-    SIGNATURES[name] = signature
-    _CANON_CTOR[name.lower()] = name
-    if validator is not None:
-        _EXTRA_VALIDATORS[name] = validator
-
-
 class _Parser:
     def __init__(self, text: str) -> None:
         if len(text) > MAX_EXPRESSION_CHARS:
@@ -236,22 +226,19 @@ class _Parser:
 
 
 def _validate(node: Layout) -> Layout:
+    # The parser built ``args`` from SIGNATURES, so each constructor's
+    # argument kinds are known here; the casts state them for the checker.
     c, a = node.ctor, node.args
-    if c == "Tile" and (not a[1] or any(d < 1 for d in a[1])):  # type: ignore[union-attr]
+    if c == "Tile" and (not a[1] or any(d < 1 for d in cast("tuple[int, ...]", a[1]))):
         raise GritValueError("layout expression: Tile dimensions must be >= 1")
-    if c == "Interleave" and a[1] < 1:  # type: ignore[operator]
+    if c == "Interleave" and cast(int, a[1]) < 1:
         raise GritValueError("layout expression: Interleave needs n >= 1")
-    if c == "Perm" and sorted(a[0]) != list(range(len(a[0]))):  # type: ignore[arg-type]
+    if c == "Perm" and sorted(cast("tuple[int, ...]", a[0])) != list(
+            range(len(cast("tuple[int, ...]", a[0])))):
         raise GritValueError("layout expression: Perm needs a permutation of 0..n-1")
-    if c == "Pad" and a[0] < 1:  # type: ignore[operator]
+    if c == "Pad" and cast(int, a[0]) < 1:
         raise GritValueError("layout expression: Pad needs align >= 1")
-    check = _EXTRA_VALIDATORS.get(c)
-    if check is not None:
-        check(node)
     return node
-
-
-_EXTRA_VALIDATORS: dict[str, Callable[[Layout], None]] = {}
 
 
 def parse_layout(text: str) -> Layout:
@@ -260,8 +247,9 @@ def parse_layout(text: str) -> Layout:
         raise GritValueError("a layout expression must be text")
     p = _Parser(text)
     node = p.layout()
-    if p.peek() is not None:
-        raise GritValueError(f"layout expression: unexpected {p.peek()[1]!r} after the end")  # type: ignore[index]
+    tail = p.peek()
+    if tail is not None:
+        raise GritValueError(f"layout expression: unexpected {tail[1]!r} after the end")
     return node
 
 

@@ -15,12 +15,14 @@ import numpy as np
 from . import fmt
 from .bits import unpack_codes
 from .descriptor import Descriptor
+from .fmt_array import decode_array
 from .layout import geometry
-from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE
+from .planes import Plane
+from .tables import CT_PAD8, F_MSB_FIRST, F_SPARSE, FORMAT_TOKENS
 
 SAMPLES = 64
 MIN_RANGE_SAMPLE = 32  # fewer groups than this can share one exponent by chance
-E8M0 = fmt.FORMAT_TOKENS["e8m0"]
+E8M0 = FORMAT_TOKENS["e8m0"]
 
 
 def sample_groups(n_groups0: int, samples: int = SAMPLES) -> np.ndarray:
@@ -33,15 +35,15 @@ def sample_groups(n_groups0: int, samples: int = SAMPLES) -> np.ndarray:
 def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryview]) -> list[str]:
     """Warnings for canonical planes that already passed level 2."""
     geo = geometry(d, shape)
-    n_groups0 = geo.planes[1].units
+    n_groups0 = geo.planes[Plane.SCALE0].units
     groups = sample_groups(n_groups0)
     if groups.size == 0:
         return []
     warnings: list[str] = []
-    w_s0 = (d.scale0 & 31) + 1
-    s_codes = np.concatenate([unpack_codes(planes[1], 1, w_s0, True, False, start=int(g))
+    w_s0 = fmt.width(d.scale0)
+    s_codes = np.concatenate([unpack_codes(planes[Plane.SCALE0], 1, w_s0, True, False, start=int(g))
                               for g in groups])
-    s_vals = fmt.decode_array(d.scale0, s_codes)
+    s_vals = decode_array(d.scale0, s_codes)
     nan = int(np.isnan(s_vals).sum())
     if nan:
         warnings.append(f"{nan} of {groups.size} sampled level-0 scales are NaN: those groups "
@@ -54,10 +56,10 @@ def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryvi
         k0 = d.k0
         per_group = k0 * d.sp_n // d.sp_m if d.flags & F_SPARSE else k0
         codes = np.concatenate([
-            unpack_codes(planes[0], per_group, ef.width, d.container == CT_PAD8,
+            unpack_codes(planes[Plane.DATA], per_group, ef.width, d.container == CT_PAD8,
                          bool(d.flags & F_MSB_FIRST), start=int(g) * per_group)
             for g in groups])
-        vals = fmt.decode_array(d.elem, codes)
+        vals = decode_array(d.elem, codes)
         top = float((1 << ef.width) - 1 if ef.unsigned else (1 << (ef.width - 1)) - 1)
         reach = float(np.abs(vals).max()) if vals.size else 0.0
         if reach < top / 2:

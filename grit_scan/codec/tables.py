@@ -10,6 +10,8 @@ Nothing in this module computes anything: it is data.
 
 from __future__ import annotations
 
+from enum import Enum, IntEnum
+
 # --------------------------------------------------------------------------
 # RECONSTRUCTION §3 — registered format tokens.  Words marked [V] come from
 # Appendix A.1; the [A] words are computed from the §2.1 bit layout.
@@ -73,6 +75,30 @@ REJECTED_ALIASES: dict[str, str] = {
 }
 
 # --------------------------------------------------------------------------
+# §1.4 / §4.2 — rounding and saturation modes.  str enums: a member equals its
+# grade-string spelling ("rne" == Rounding.RNE), so grade values, CLI options
+# and JSON keep their strings and plain strings stay accepted everywhere.
+# --------------------------------------------------------------------------
+class Rounding(str, Enum):
+    RNE = "rne"  # to nearest, ties to the even code (§1.4)
+    RTZ = "rtz"  # toward zero
+    RNA = "rna"  # to nearest, ties away from zero
+    RUP = "rup"  # toward +Inf
+    RDN = "rdn"  # toward -Inf
+
+    def __str__(self) -> str:  # the grade spelling, on every Python version
+        return self.value
+
+
+class Saturation(str, Enum):
+    SATFINITE = "satfinite"  # overflow clamps to the largest finite value
+    IEEE = "ieee"  # overflow gives Inf, or NaN where the format has no Inf
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# --------------------------------------------------------------------------
 # RECONSTRUCTION §4 — the 23 grade keys in canonical order [A; order
 # constrained by the six [V] grade strings].  Each entry: key -> (kind,
 # default).  default None = absent/required (see REQUIRED_KEYS).
@@ -91,13 +117,13 @@ GRADE_KEYS: tuple[tuple[str, object, str | None], ...] = (
     ("sp", "sp", None),
     ("ct", ("dense", "pad8"), "dense"),
     ("po", ("lsb", "msb"), "lsb"),
-    ("er", ("rne", "rtz", "rna", "rup", "rdn"), "rne"),
-    ("es", ("satfinite", "ieee"), "satfinite"),
+    ("er", tuple(r.value for r in Rounding), "rne"),
+    ("es", tuple(s.value for s in Saturation), "satfinite"),
     ("et", ("binary32",), "binary32"),
     ("esr", ("exp2floormaxabs", "exp2ceilmaxabs", "exp2rnemaxabs", "affineminmax",
              "ratiomaxabs"), None),
     ("dr", ("rne", "rtz"), "rne"),
-    ("ds", ("satfinite", "ieee"), "satfinite"),
+    ("ds", tuple(s.value for s in Saturation), "satfinite"),
     ("dt", ("binary32", "binary16", "bfloat16"), "binary32"),
     ("ao", "ao", "unspec"),
     ("at", ("binary32", "binary16", "unspec"), "unspec"),
@@ -205,7 +231,10 @@ SUPERSEDES_EDGES: tuple[tuple[str, str, str, str], ...] = (
 # --------------------------------------------------------------------------
 # RECONSTRUCTION §8 — check levels [A].
 # --------------------------------------------------------------------------
-CHECK_LEVEL_NONE = 0  # witness erased: nothing checked
-CHECK_LEVEL_STRUCTURE = 1  # steps 1-4
-CHECK_LEVEL_CONTENT = 2  # steps 1-5
-CHECK_LEVEL_PROBES = 3  # level 2 plus the advisory §7.6 probes
+class CheckLevel(IntEnum):
+    """How much of §7.3 grit_check runs; an int, as --level takes it."""
+
+    NONE = 0  # witness erased: nothing checked
+    STRUCTURE = 1  # steps 1-4: header, grade, placements, sizes (no plane bytes)
+    CONTENT = 2  # steps 1-5: also the §6.5 digest over the plane bytes
+    PROBES = 3  # level 2 plus the advisory §7.6 probes

@@ -16,10 +16,24 @@ from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
 from ..codec import descriptor as desc_mod
 from ..codec.grade import GRADE_MXFP4, GRADE_Q4KS, Grade, parse_grade
-from ..codec.layout import GGML_MXFP4_DATA, GGML_Q4K_DATA, GGML_Q4K_SCALE
-from ..codec.placement import BLOCK_AOS, UNSPECIFIED, layout_word
+from ..codec.placement import BLOCK_AOS, UNSPECIFIED, expression_word, layout_word
 
 T = GGMLQuantizationType
+
+# Layout expressions for ggml block structs (docs/layouts.md, §5.3): ggml
+# stores each block as its scales then its quants (BlockAos), MXFP4 and Q4_K
+# split a 32/64-element run into low and high nibbles (the Perm), and Q4_K
+# packs its 6-bit scales and mins into 12 bytes (PackK4).  Their words are
+# ordinary class-0x8 hashes of the canonical text, so the codec resolves them
+# only through the layouts mapping a QTensor carries (WELL_KNOWN_LAYOUTS).
+GGML_MXFP4_DATA = "Compose(Perm([" + ",".join(
+    str(j + 16 * h) for j in range(16) for h in range(2)) + "]),BlockAos)"
+GGML_Q4K_DATA = "Compose(Perm([" + ",".join(
+    str(32 * h + b) for b in range(32) for h in range(2)) + "]),BlockAos)"
+GGML_Q4K_SCALE = "Compose(PackK4,BlockAos)"
+WELL_KNOWN_LAYOUTS: dict[int, str] = {
+    expression_word(t): t for t in (GGML_MXFP4_DATA, GGML_Q4K_DATA, GGML_Q4K_SCALE, "BlockAos")
+}
 
 # Q8_0: d (binary16) then 32 int8 codes; y = q * d.  Unregistered, decode-exact.
 GRADE_GGML_Q8_0: Grade = parse_grade("grit1(e=s8,k0=32,s0=binary16,esr=ratiomaxabs)")

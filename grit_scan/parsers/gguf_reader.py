@@ -24,7 +24,7 @@ from .ggml_types import block_size, logical_shape, type_name
 from .interface import ByteSource
 
 try:  # the optional compiled helper (setup.py); the Python loop is the fallback
-    from .. import _fnv as _compiled  # type: ignore[attr-defined]
+    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - depends on the build
     _compiled = None
 
