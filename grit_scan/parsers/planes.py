@@ -16,11 +16,11 @@ import numpy as np
 
 from ..artifact import Artifact, PlaneRef, QTensor
 from ..codec.layout import geometry, stored_sizes
+from ..codec.planes import BLOCK_AOS_ORDER
 from .fileio import SafeFile
 from .interface import ByteSource
 
 CHUNK = 1 << 20
-_AOS_ORDER = (2, 1, 3, 0)  # BlockAos: scale1 ‖ scale0 ‖ aux ‖ data per block (§5.2)
 
 
 class SourcePlanes:
@@ -56,7 +56,9 @@ class SourcePlanes:
         sizes, _ = stored_sizes(q.desc, list(q.shape), q.layouts)
         nb = geometry(q.desc, list(q.shape)).n_blocks
         per = [s // nb for s in sizes]
-        col = {i: sum(per[j] for j in _AOS_ORDER[: _AOS_ORDER.index(i)]) for i in _AOS_ORDER}
+        # each plane's byte column inside one interleaved block
+        col = {int(p): sum(per[j] for j in BLOCK_AOS_ORDER[: BLOCK_AOS_ORDER.index(p)])
+               for p in BLOCK_AOS_ORDER}
         block = sum(per)
         step = max(1, CHUNK // max(block, 1))
 
@@ -64,7 +66,8 @@ class SourcePlanes:
             for b0 in range(0, nb, step):
                 n = min(step, nb - b0)
                 raw = np.frombuffer(self.read(payload.offset + b0 * block, n * block), np.uint8)
-                yield raw.reshape(n, block)[:, col[i]: col[i] + per[i]].tobytes()
+                rows = raw.reshape(n, block)
+                yield bytes(rows[:, slice(col[i], col[i] + per[i])].tobytes())
 
         return [(sizes[i], plane(i)) for i in range(4)]
 
