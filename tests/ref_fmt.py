@@ -102,6 +102,7 @@ def f32_round(v):
     gradual underflow (bit-level: 23 fraction bits, emin -126, 2^-149 step)."""
     if v == 0:
         return 0.0
+    sign = -1.0 if v < 0 else 1.0
     a = abs(v)
     top = a.numerator.bit_length() - a.denominator.bit_length()  # 2^top <= a < 2^(top+2)
     if a < Fraction(2) ** top:
@@ -109,15 +110,15 @@ def f32_round(v):
     elif a >= Fraction(2) ** (top + 1):
         top += 1
     if top > 128:
-        return math.copysign(math.inf, v)
+        return sign * math.inf
     if top < -151:
-        return math.copysign(0.0, v)
+        return sign * 0.0
     q = max(top - 23, -149)
     n = round(a / Fraction(2) ** q)  # Fraction.__round__ is half-to-even
     r = Fraction(n) * Fraction(2) ** q
     if r >= Fraction(2) ** 128:
-        return math.copysign(math.inf, v)
-    return math.copysign(float(r), v)
+        return sign * math.inf
+    return sign * float(r)
 
 
 def ref_f32(word, code):
@@ -179,6 +180,73 @@ def ref_encode_rne(word, x):
             code = hi[1]
         else:
             code = lo[1] if lo[1] % 2 == 0 else hi[1]
+    if neg and not f["unsigned"]:
+        code |= 1 << (w - 1)
+    return code
+
+
+def _round_int(r, rounding):
+    """A rational to an integer under §1.4's five modes (IEEE 754 §4.3)."""
+    if rounding == "rne":
+        return round(r)  # Fraction.__round__: half to even
+    if rounding == "rtz":
+        return math.trunc(r)
+    if rounding == "rna":
+        n = math.floor(abs(r) + Fraction(1, 2))
+        return -n if r < 0 else n
+    return math.ceil(r) if rounding == "rup" else math.floor(r)
+
+
+def ref_encode(word, x, rounding="rne", sat="satfinite"):
+    """fmt_encode for the cases the spec pins, else None.
+
+    Integers (any width): round per mode, clamp to §1.5's range under
+    satfinite.  Floating-point and exponent-only formats of width <= 8: on
+    the §2.5 ladder, an exact rung is its code, between two rungs rne
+    takes the nearer (tie: even code), rna the nearer (tie: larger
+    magnitude), rtz the smaller magnitude, rup/rdn the one toward +/-Inf;
+    beyond the last rung satfinite gives the last rung (§2.5 step 3); the
+    sign bit is ORed in for signed formats (step 5).  Not covered (None):
+    NaN, overflow under es=ieee, directed rounding below an exponent-only
+    ladder or of a negative value into an unsigned format."""
+    f = fields(word)
+    w = f["wm1"] + 1
+    if math.isnan(x):
+        return None
+    neg = math.copysign(1.0, x) < 0
+    if f["p"] == 31:
+        lo, hi = (0, 2**w - 1) if f["unsigned"] else (-(2 ** (w - 1) - 1), 2 ** (w - 1) - 1)
+        if not math.isfinite(x) and sat != "satfinite":
+            return None
+        n = _round_int(Fraction(x), rounding) if math.isfinite(x) else (hi if x > 0 else lo)
+        if not lo <= n <= hi:
+            if sat != "satfinite":
+                return None
+            n = min(max(n, lo), hi)
+        return n & (2**w - 1)
+    if w > 8 or (neg and f["unsigned"] and rounding != "rne"):
+        return None
+    lad = ref_ladder(word)
+    a = abs(Fraction(x)) if math.isfinite(x) else None
+    if a is None or a > lad[-1][0]:
+        if sat != "satfinite":
+            return None
+        code = lad[-1][1]
+    elif a < lad[0][0]:
+        if rounding != "rne":
+            return None
+        code = lad[0][1]
+    else:
+        i = bisect.bisect_right(ref_mags(word), a) - 1
+        lo = lad[i]
+        if lo[0] == a:
+            code = lo[1]
+        else:
+            hi = lad[i + 1]
+            below, above = a - lo[0], hi[0] - a
+            up = {"rne": above < below or (above == below and lo[1] % 2 == 1),
+                  "rna": above <= below, "rtz": False, "rup": not neg, "rdn": neg}[rounding]
+            code = hi[1] if up else lo[1]
     if neg and not f["unsigned"]:
         code |= 1 << (w - 1)
     return code
