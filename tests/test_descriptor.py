@@ -2,6 +2,7 @@
 
 import pytest
 import spec_values as S
+from ref_ids import fnv1a
 
 from grit_scan.codec import descriptor as D
 from grit_scan.codec import grade as G
@@ -45,9 +46,8 @@ def test_frame_and_note_split():
 
 def test_note_layout_reconstruction_6():
     note = D.make_note(assumed=True, producer="x")
-    from grit_scan.codec.fnv import fnv1a64
     assert note & 1 == 1
-    assert (note >> 16) == fnv1a64(b"x") & 0xFFFF
+    assert (note >> 16) == fnv1a(b"x", 64) & 0xFFFF
     assert note & 0xFFFE == 0
     assert D.make_note() == 0
 
