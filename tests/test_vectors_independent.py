@@ -6,18 +6,21 @@ value in the JSON that can be recomputed independently is: grade_id and
 gid by FNV-1a written from the FNV spec (ref_ids), the printable form by
 the Crockford alphabet, the digest by §6.5, plane sizes by §7.3's
 equations in exact arithmetic, decoded values by the element-wise §8.1
-reference (ref_decode on ref_fmt), and each negative vector's first
-failing §7.3 step by the step predicates written out below.
+reference (ref_decode on ref_fmt), each negative vector's first failing
+§7.3 step by the step predicates written out below, and the MXFP4 payloads
+by the §10.1 / §9.2 encode steps in exact arithmetic.
 """
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
 import spec_values as S
 from ref_decode import ref_decode
+from ref_fmt import f32_round, ref_encode_rne
 from ref_ids import crockford26, desc_fields, digest, fnv1a, gid, plane_sizes
 
 SUITE = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "conformance"
@@ -162,3 +165,45 @@ def test_appendix_b_values_are_in_the_suite():
     b2 = by_name["i8s24/quad_pattern"]
     assert (b2["gid"], b2["gid_base32"]) == (S.B2_GID, S.B2_GID_BASE32)
     assert crockford26(int(S.B1_GID, 16)) == S.B1_GID_BASE32  # §6.4's own example
+
+
+def mx_exponent(amax, rne):
+    """§9.2: floor(log2(amax)) from the binary32 exponent, exactly; for
+    exp2rnemaxabs +1 when the significand f satisfies f^2 > 2."""
+    e_floor = math.frexp(amax)[1] - 1
+    f = Fraction(amax) / Fraction(2) ** e_floor
+    return e_floor + 1 if rne and f * f > 2 else e_floor
+
+
+def mxfp4_encode(values, rne):
+    """§10.1 encode steps 1-4 per block of 32 (E2M1 0x2043, E8M0 codes)."""
+    codes, scales = [], []
+    for b in range(0, len(values), 32):
+        blk = values[b : b + 32]
+        if any(not math.isfinite(v) for v in blk):
+            scales.append(0xFF)
+            codes += [0] * 32
+            continue
+        amax = max(abs(v) for v in blk)
+        if amax == 0:
+            scales.append(0x7F)
+            codes += [ref_encode_rne(0x2043, v) for v in blk]
+            continue
+        x = min(max(mx_exponent(amax, rne) - 2, -127), 127)
+        scales.append(x + 127)
+        codes += [ref_encode_rne(0x2043, f32_round(Fraction(v) / Fraction(2) ** x) if v
+                                 else v) for v in blk]
+    return bytes(codes[i] | codes[i + 1] << 4 for i in range(0, len(codes), 2)) + bytes(scales)
+
+
+MX = [v for v in SUITE["vectors"] if v["grade"] in (S.GRADES["GRADE_MXFP4"][0],
+                                                     S.GRADES["GRADE_MXFP4_RNE"][0])]
+
+
+@pytest.mark.parametrize("v", MX, ids=[v["name"] for v in MX])
+def test_mxfp4_payload_is_the_section_10_1_encode(v):
+    d = desc_fields(bytes.fromhex(v["desc_hex"]))
+    x = np.array([int(b, 16) for b in v["input_f32_bits"]], np.uint32).view(np.float32)
+    x = np.moveaxis(x.reshape(v["shape"]), d.group_axis, -1).reshape(-1)
+    rne = v["grade"] == S.GRADES["GRADE_MXFP4_RNE"][0]
+    assert mxfp4_encode([float(t) for t in x], rne).hex() == v["payload_hex"]
