@@ -1,13 +1,14 @@
 """An element-by-element transliteration of §8.1 (with §3.5 packing, §3.7
 grouping and §3.8 sparsity metadata), written independently of
 grit_scan.codec.decode and used as its oracle.  Slow on purpose: one
-Python loop per element, no shared vectorised code."""
+Python loop per element, no shared vectorised code.  Element, scale and
+zero-point values come from ref_fmt (exact rationals from §2.4, checked
+against numpy/ml_dtypes in test_ref_fmt.py), never from grit_scan.codec.fmt."""
 
 import math
 
 import numpy as np
-
-from grit_scan.codec import fmt
+from ref_fmt import ref_f32
 
 
 def get_code(buf, k, width, cw, msb):
@@ -62,31 +63,31 @@ def ref_decode(d, shape, planes):
         else:
             idx = lin
         if d.n_levels == 2:
-            S = fmt.fmt_decode(d.scale1, get_code(planes[2], g1 * mult, w(d.scale1),
+            S = ref_f32(d.scale1, get_code(planes[2], g1 * mult, w(d.scale1),
                                                    w(d.scale1), False))
-            S = f32(S * fmt.fmt_decode(d.scale0, get_code(planes[1], g0, w(d.scale0), cw0,
+            S = f32(S * ref_f32(d.scale0, get_code(planes[1], g0, w(d.scale0), cw0,
                                                          False)))
         else:
-            S = fmt.fmt_decode(d.scale0, get_code(planes[1], g0, w(d.scale0), cw0, False))
+            S = ref_f32(d.scale0, get_code(planes[1], g0, w(d.scale0), cw0, False))
         if math.isnan(S):
             out_c[lin] = np.nan
             continue
-        e = fmt.fmt_decode(d.elem, get_code(planes[0], idx, we, cwe, msb))
+        e = ref_f32(d.elem, get_code(planes[0], idx, we, cwe, msb))
         if math.isnan(e):
             out_c[lin] = np.nan
             continue
         if has_zp:
             zc = get_code(planes[3], g0, w(d.zp_fmt), cwz, False)
             if l1zp:
-                zs = fmt.fmt_decode(d.scale1, get_code(planes[2], g1 * 2 + 1, w(d.scale1),
+                zs = ref_f32(d.scale1, get_code(planes[2], g1 * 2 + 1, w(d.scale1),
                                                         w(d.scale1), False))
-                Z = f32(zs * fmt.fmt_decode(d.zp_fmt, zc))
+                Z = f32(zs * ref_f32(d.zp_fmt, zc))
                 if math.isnan(Z):
                     out_c[lin] = np.nan
                     continue
                 v = f32(f32(S * e) - Z)
             else:
-                z = fmt.fmt_decode(d.zp_fmt, zc)
+                z = ref_f32(d.zp_fmt, zc)
                 if minus1:
                     z = f32(z + 1)
                 v = f32(S * f32(e - z))
@@ -97,10 +98,22 @@ def ref_decode(d, shape, planes):
 
 
 def project(values, word, dr, ds):
+    """§8.1 step 6 into binary16 (0x356F) under dr in {rne, rtz} with
+    ds=satfinite: numpy's IEEE RNE cast, stepped one ulp toward zero where
+    it rounded away from zero (rtz), saturating at 65504.  Other targets
+    are not covered: extend this before adding them to a test."""
+    if word != 0x356F or dr not in ("rne", "rtz") or ds != "satfinite":
+        raise NotImplementedError((hex(word), dr, ds))
     out = []
-    for v in values.reshape(-1):
+    for v in values.reshape(-1).astype(np.float32):
         if math.isnan(v):
             out.append(np.nan)
-        else:
-            out.append(fmt.fmt_decode(word, fmt.fmt_encode(word, float(v), dr, ds)))
+            continue
+        with np.errstate(over="ignore"):
+            h = np.float16(v)
+        if dr == "rtz" and abs(float(h)) > abs(float(v)):
+            h = np.nextafter(h, np.float16(0))
+        if np.isinf(h):
+            h = np.float16(math.copysign(65504.0, float(v)))
+        out.append(float(h))
     return np.array(out, dtype=np.float32).reshape(values.shape)

@@ -294,7 +294,24 @@ def test_dt_projection():
     scale = np.array([1.0 + 2**-20], "<f4").tobytes()
     out = decode(d, [4], data + scale, grades=G.registry([g]))
     raw = np.array([1.0, 1.125, 1.25, 1.375], F32) * F32(1.0 + 2**-20)
-    want = np.array([fmt.fmt_decode(0x350F, fmt.to_bfloat16(float(x))) for x in raw], F32)
+    # bfloat16 RNE at the bit level: round binary32's low half away, ties to even
+    b = raw.view(np.uint32).astype(np.uint64)
+    want = (((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(F32)
+    assert same(out, want)
+    assert same(want, [1.0, 1.125, 1.25, 1.375])  # 2^-20 is far below bfloat16's 2^-7 ulp
+
+
+@pytest.mark.parametrize("dr,want", [
+    ("rne", [1 + 2**-10, 1.125 + 2**-10, -(1 + 2**-10), 0.0]),
+    ("rtz", [1.0, 1.125, -1.0, 0.0]),
+])
+def test_dt_binary16_projection_rounding(dr, want):
+    """scale = 1 + 3·2^-12 is 0.75 of a binary16 ulp above 1: RNE rounds the
+    products up to the next binary16, RTZ truncates them (values by hand)."""
+    g = G.parse_grade(f"grit1(e=e4m3,k0=4,s0=binary32,dt=binary16,dr={dr},esr=ratiomaxabs)")
+    data = bytes([0x38, 0x39, 0xB8, 0x00])  # 1.0, 1.125, -1.0, 0.0
+    scale = np.array([1.0 + 3 * 2**-12], "<f4").tobytes()
+    out = decode(D.from_grade(g), [4], data + scale, grades=G.registry([g]))
     assert same(out, want)
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 import spec_values as S
+from ref_ids import fnv1a
 
 from grit_scan.codec import descriptor as D
 from grit_scan.codec import grade as G
@@ -27,11 +28,13 @@ def test_a4_reading_of_mxfp4_line_1():
 
 def test_a4_placements_reconstruction_2():
     q = D.from_hex(S.A4_HEX["GRADE_Q4KS"])
-    assert (q.placement_data, q.placement_scale, q.placement_meta) == (P.ROW_MAJOR,) * 3
+    # A.1: GRIT_P_ROW_MAJOR, GRIT_P_LINEAR_META, GRIT_PLACEMENT_UNSPECIFIED
+    assert (q.placement_data, q.placement_scale, q.placement_meta) == (0x1000000000000001,) * 3
+    assert P.ROW_MAJOR == 0x1000000000000001 and P.LINEAR_META == 0x1000000000000011
     i = D.from_hex(S.A4_HEX["GRADE_I8S24"])
-    assert i.placement_meta == P.LINEAR_META
+    assert i.placement_meta == 0x1000000000000011
     n = D.from_hex(S.A4_HEX["GRADE_NVF4"])
-    assert n.placement_meta == P.UNSPECIFIED and n.k1 == 0 and n.n_levels == 2
+    assert n.placement_meta == 0 and n.k1 == 0 and n.n_levels == 2
 
 
 def test_frame_and_note_split():
@@ -39,15 +42,17 @@ def test_frame_and_note_split():
     noted = d.with_note(D.make_note(assumed=True, producer="convert.py/1.0"))
     assert noted.frame_bytes == d.frame_bytes
     assert noted.pack()[28:32] != d.pack()[28:32]
-    assert noted.assumed and noted.producer_tag == D.producer_tag("convert.py/1.0")
+    # RECONSTRUCTION §6: bit 0 assumed, bits 16..31 FNV1a64(producer) & 0xFFFF
+    assert noted.assumed and noted.producer_tag == fnv1a(b"convert.py/1.0", 64) & 0xFFFF
+    assert noted.pack()[28:32] == (1 | (fnv1a(b"convert.py/1.0", 64) & 0xFFFF) << 16).to_bytes(
+        4, "little")
     assert len(d.frame_bytes) == 60
 
 
 def test_note_layout_reconstruction_6():
     note = D.make_note(assumed=True, producer="x")
-    from grit_scan.codec.fnv import fnv1a64
     assert note & 1 == 1
-    assert (note >> 16) == fnv1a64(b"x") & 0xFFFF
+    assert (note >> 16) == fnv1a(b"x", 64) & 0xFFFF
     assert note & 0xFFFE == 0
     assert D.make_note() == 0
 

@@ -1,10 +1,10 @@
 """§5 placements: classes, registered words, layout expressions, class-0x8 hashing."""
 
 import pytest
+from ref_ids import fnv1a
 
 from grit_scan.codec import placement as P
 from grit_scan.codec.errors import GritValueError
-from grit_scan.codec.fnv import fnv1a64
 
 
 def test_registered_words_a1():
@@ -47,7 +47,7 @@ def test_canonical_layouts(text, canon):
 
 def test_class_8_word_is_fnv_of_canonical_text():
     text = "Tile(RowMajor,[16,16])"
-    want = (0x8 << 60) | (fnv1a64(text.encode()) & ((1 << 60) - 1))
+    want = (0x8 << 60) | (fnv1a(text.encode(), 64) & ((1 << 60) - 1))
     assert P.layout_word("tile( rowmajor,[16,16] )") == want
     assert P.placement_class(want) == 0x8
     assert P.placement_problem(want) is None

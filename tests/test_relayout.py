@@ -202,3 +202,143 @@ def test_wrong_expression_text_refused():
 def test_desc_a4_meta_unspecified_without_aux_is_fine():
     d = D.from_hex(S.A4_HEX["GRADE_MXFP4"])
     assert decode(d, [32], bytes(17)).tolist() == [0.0] * 32
+
+
+# ------------------------------------------------------------------ physical orders
+# Expected stored bytes written out from the placement definitions
+# (RECONSTRUCTION §7, §3.5 packing after the placement, §3.6 payload order)
+# and from ggml's block structs (research §2 / gguf-py), not from layout.py.
+
+U8 = G.parse_grade("grit1(e=u8,k0=2,s0=u8,esr=ratiomaxabs)")  # one byte per code
+
+
+def u8_desc(data, scale, ga=1):
+    return D.from_grade(U8, group_axis=ga, placement_data=data, placement_scale=scale)
+
+
+# shape (2, 4): data codes 0..7 row-major, scale0 codes 10..13 (groups of 2 along axis 1)
+U8_PLANES = [bytes(range(8)), bytes([10, 11, 12, 13]), b"", b""]
+
+
+@pytest.mark.parametrize("data,scale,want", [
+    (P.ROW_MAJOR, P.ROW_MAJOR, [0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13]),
+    # COL_MAJOR: axis 0 fastest; scale0 is logically (2, 2)
+    (P.COL_MAJOR, P.ROW_MAJOR, [0, 4, 1, 5, 2, 6, 3, 7, 10, 11, 12, 13]),
+    (P.COL_MAJOR, P.COL_MAJOR, [0, 4, 1, 5, 2, 6, 3, 7, 10, 12, 11, 13]),
+    # BLOCK_AOS: per group, scale0 then the group's data
+    (P.BLOCK_AOS, P.BLOCK_AOS, [10, 0, 1, 11, 2, 3, 12, 4, 5, 13, 6, 7]),
+])
+def test_small_placements_by_hand(data, scale, want):
+    d = u8_desc(data, scale)
+    assert list(from_canonical(d, (2, 4), U8_PLANES)) == want
+    assert to_canonical(d, (2, 4), bytes(want)) == U8_PLANES
+
+
+def test_col_major_sub_byte_packing_follows_the_placement():
+    """§3.5: packing runs in physical order, so COL_MAJOR pairs (0,c) with (1,c)."""
+    g = G.parse_grade("grit1(e=u4,k0=2,s0=u8,esr=ratiomaxabs)")
+    d = D.from_grade(g, group_axis=1, placement_data=P.COL_MAJOR)
+    codes = [1, 2, 3, 4, 5, 6, 7, 8]  # (2, 4) row-major
+    data = bytes([1 | 2 << 4, 3 | 4 << 4, 5 | 6 << 4, 7 | 8 << 4])
+    scale = bytes([9, 9, 9, 9])
+    assert codes == [b >> s & 15 for b in data for s in (0, 4)]
+    want = bytes([1 | 5 << 4, 2 | 6 << 4, 3 | 7 << 4, 4 | 8 << 4]) + scale
+    assert from_canonical(d, (2, 4), [data, scale, b"", b""]) == want
+
+
+def test_tile_16x16_by_hand():
+    """16x16 tiles, row-major inside and across: (r, c) of a 32x32 plane is
+    stored at ((r//16)*2 + c//16)*256 + (r%16)*16 + c%16."""
+    d = u8_desc(P.TILE_16X16, P.ROW_MAJOR)
+    data = bytes(r * 7 + c * 3 & 0xFF for r in range(32) for c in range(32))
+    scale = bytes(i & 0xFF for i in range(32 * 16))
+    phys = from_canonical(d, (32, 32), [data, scale, b"", b""])
+    for (r, c), off in [((0, 0), 0), ((0, 15), 15), ((1, 0), 16), ((0, 16), 256),
+                        ((15, 31), 256 + 255), ((16, 0), 512), ((17, 17), 768 + 17),
+                        ((31, 31), 1023)]:
+        assert phys[off] == data[r * 32 + c], (r, c, off)
+    assert all(phys[((r // 16) * 2 + c // 16) * 256 + (r % 16) * 16 + c % 16] == data[r * 32 + c]
+               for r in range(32) for c in range(32))
+    assert phys[1024:] == scale
+
+
+def _mxfp4_block_bytes(e, codes):
+    """ggml block_mxfp4 {uint8 e; uint8 qs[16]}: qs[j] = code[j] | code[j+16] << 4."""
+    return bytes([e]) + bytes(codes[j] | codes[j + 16] << 4 for j in range(16))
+
+
+def test_ggml_mxfp4_placement_gives_gguf_bytes():
+    """Canonical GRIT MXFP4 planes relayouted to the ggml placement are
+    byte-for-byte what gguf-py's quantize writes for the same values."""
+    from gguf import GGMLQuantizationType, quants
+
+    from grit_scan.parsers.ggml_types import MAPPINGS
+
+    rows, nblk = 3, 4
+    r = np.random.default_rng(5)
+    # no zero codes (ggml has no -0) and a +-6 in every block pins the scale
+    codes = r.choice([c for c in range(16) if c not in (0, 8)], size=(rows, nblk, 32))
+    codes[:, :, 5] = 7
+    exps = r.integers(120, 135, size=(rows, nblk))
+    e2m1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6]
+    vals = np.array([[[(-1) ** (c >> 3) * e2m1[c & 7] * 2.0 ** (int(exps[i, b]) - 127)
+                       for c in codes[i, b]] for b in range(nblk)] for i in range(rows)],
+                    np.float32).reshape(rows, nblk * 32)
+    want = b"".join(_mxfp4_block_bytes(int(exps[i, b]), codes[i, b].tolist())
+                    for i in range(rows) for b in range(nblk))
+    gguf_bytes = quants.quantize(vals, GGMLQuantizationType.MXFP4).tobytes()
+    assert gguf_bytes == want  # the hand-built struct is what gguf writes
+    data = bytes(int(a) | int(b) << 4 for a, b in codes.reshape(-1, 2))  # §3.5 LSB-first
+    planes = [data, bytes(exps.reshape(-1).astype(np.uint8)), b"", b""]
+    m = MAPPINGS[GGMLQuantizationType.MXFP4.value]
+    d = m.descriptor(group_axis=1)
+    assert from_canonical(d, (rows, nblk * 32), planes, m.layouts) == gguf_bytes
+    assert to_canonical(d, (rows, nblk * 32), gguf_bytes, m.layouts) == planes
+
+
+def _q4k_block_bytes(d16, dmin16, sc, mn, q):
+    """ggml block_q4_K {half d; half dmin; uint8 scales[12]; uint8 qs[128]},
+    scales packed as get_scale_min_k4 reads them, element 64c+l in the low
+    nibble and 64c+32+l in the high nibble of qs[32c+l]."""
+    s = [0] * 12
+    for j in range(4):
+        s[j] = sc[j] | (sc[j + 4] >> 4) << 6
+        s[j + 4] = mn[j] | (mn[j + 4] >> 4) << 6
+        s[j + 8] = (sc[j + 4] & 0xF) | (mn[j + 4] & 0xF) << 4
+    qs = [q[64 * c + i] | q[64 * c + 32 + i] << 4 for c in range(4) for i in range(32)]
+    return d16.tobytes() + dmin16.tobytes() + bytes(s) + bytes(qs)
+
+
+def test_ggml_q4_k_placement_gives_ggml_block_bytes():
+    """Canonical GRADE_Q4KS planes relayouted to the ggml Q4_K placement are
+    the block_q4_K bytes built from the struct definition; gguf-py's
+    dequantize of those bytes confirms the struct reading."""
+    from gguf import GGMLQuantizationType, quants
+
+    from grit_scan.parsers.ggml_types import MAPPINGS
+
+    rows, nblk = 2, 3
+    r = np.random.default_rng(9)
+    d16 = r.uniform(1e-3, 1e-1, (rows, nblk)).astype(np.float16)
+    dm16 = r.uniform(1e-3, 1e-1, (rows, nblk)).astype(np.float16)
+    sc = r.integers(0, 64, (rows, nblk, 8))
+    mn = r.integers(0, 64, (rows, nblk, 8))
+    q = r.integers(0, 16, (rows, nblk, 256))
+    blocks = [_q4k_block_bytes(d16[i, b], dm16[i, b], sc[i, b].tolist(), mn[i, b].tolist(),
+                               q[i, b].tolist()) for i in range(rows) for b in range(nblk)]
+    raw = b"".join(blocks)
+    # y = f32(d*sc)*q - f32(dmin*m), per sub-block of 32 (research §2, Q4_K)
+    S_ = (d16.astype(np.float32)[..., None] * sc.astype(np.float32))
+    Z_ = (dm16.astype(np.float32)[..., None] * mn.astype(np.float32))
+    want_vals = (np.repeat(S_, 32, -1) * q.astype(np.float32) - np.repeat(Z_, 32, -1))
+    got_vals = quants.dequantize(np.frombuffer(raw, np.uint8).reshape(rows, -1),
+                                 GGMLQuantizationType.Q4_K)
+    assert same(got_vals, want_vals.reshape(rows, -1))
+    planes = [bytes(int(a) | int(b) << 4 for a, b in q.reshape(-1, 2)),  # u4, LSB-first
+              bytes(sc.reshape(-1).astype(np.uint8)),  # u6 scales, one per byte (§3.4)
+              np.stack([d16, dm16], -1).tobytes(),  # [S1, Z1] per super-block (§8.4)
+              bytes(mn.reshape(-1).astype(np.uint8))]  # u6 mins, the zero-point plane
+    m = MAPPINGS[GGMLQuantizationType.Q4_K.value]
+    d = m.descriptor(group_axis=1)
+    assert from_canonical(d, (rows, nblk * 256), planes, m.layouts) == raw
+    assert to_canonical(d, (rows, nblk * 256), raw, m.layouts) == planes

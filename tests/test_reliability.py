@@ -249,7 +249,9 @@ def test_gguf_string_array_length_does_not_hang():
             def read_at(self, off, n):
                 return blob[off : off + n]
         gguf_reader.read_header(F(), Artifact("x", "x", "gguf"))  # type: ignore[arg-type]
-    assert time.perf_counter() - t < 0.1
+    # a loop over 2^62 strings would never end; this bound only catches that,
+    # generously enough not to fail on a loaded machine (timing is bench/'s job)
+    assert time.perf_counter() - t < 30
 
 
 def test_safetensors_issue_codes_are_stable():
