@@ -113,8 +113,8 @@ def tensor_bytes(art: Artifact, q: QTensor) -> bytes:
     broadcast scalar repeated).  Raises ReadError."""
     with open_planes(art) as planes:
         if q.payload is not None:
-            return planes.read(q.payload.offset, q.payload.length)
-        return b"".join(planes.read(r.offset, r.length) * r.broadcast
+            return planes.read(q.payload.offset, q.payload.length, q.payload.file)
+        return b"".join(planes.read(r.offset, r.length, r.file) * r.broadcast
                         for r in q.planes or [] if r is not None)
 
 

@@ -165,6 +165,9 @@ class PlaneRef:
     offset: int  # absolute file offset
     length: int  # bytes available on disk
     broadcast: int = 1  # >1: a scalar repeated this many times (per-tensor scales)
+    # the file holding it when that is another shard of the same model (a
+    # module whose weight and scales straddle shards); None: the artifact's own
+    file: str | None = None
 
 
 @dataclass
@@ -210,6 +213,14 @@ class Artifact:
     producer: str | None = None
     group: str | None = None  # the checkpoint (directory) this file belongs to
     parsed: bool = True  # False when the file could not be parsed at all
+    # the model this file is part of (parsers/models.py): a safetensors shard
+    # set, a GGUF split set, a single file; and, in a Hugging Face cache, the
+    # repository ("org/name") and revision it was found under
+    model: str | None = None
+    repo: str | None = None
+    revision: str | None = None
+    # tensor names a GRIT header already describes (not inferred again)
+    claimed: set[str] = field(default_factory=set)
 
     def issue(self, code: IssueCode, message: str, tensor: str | None = None,
               **detail: Any) -> None:
@@ -231,8 +242,9 @@ class PlaneReader(Protocol):
     """Tensor bytes for the ``--deep`` rules, handed in by the parsers layer
     (parsers/planes.py), so that no rule opens or reads a file itself."""
 
-    def read(self, offset: int, n: int) -> bytes:
-        """Up to ``n`` bytes at absolute file offset ``offset``."""
+    def read(self, offset: int, n: int, file: str | None = None) -> bytes:
+        """Up to ``n`` bytes at absolute offset ``offset`` of the artifact's
+        file, or of ``file`` (another shard of the same model, PlaneRef.file)."""
         ...
 
     def stored_planes(self, q: QTensor) -> list[tuple[int, Iterable[bytes]]]:

@@ -33,10 +33,12 @@ class Ctx:
     role: Callable[[str], str]
     out: list[QTensor]
     used: set[str]
+    file_of: Mapping[str, str] | None = None  # tensor -> file, across a model's shards
 
     def ref(self, name: str, broadcast: int = 1) -> PlaneRef:
         st = self.tensors[name]
-        return PlaneRef(name, st.offset, st.available, broadcast)
+        file = self.file_of.get(name) if self.file_of is not None else None
+        return PlaneRef(name, st.offset, st.available, broadcast, file)
 
     def add(self, q: QTensor, *names: str) -> None:
         q.declared = self.declared
@@ -45,9 +47,13 @@ class Ctx:
 
 
 def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
-          declared: Declared | None, role: Callable[[str], str]) -> list[QTensor]:
+          declared: Declared | None, role: Callable[[str], str],
+          file_of: Mapping[str, str] | None = None) -> list[QTensor]:
     """QTensors for every recognised convention; marks consumed tensor names
-    in ``used`` and counts the unquantised remainder on ``art``."""
+    in ``used`` and counts the unquantised remainder on ``art``.  ``file_of``
+    maps each tensor to its file when ``tensors`` are a model's shards merged
+    (parsers/models.py): a module may keep its weight and scales in
+    different shards."""
     if not used:
         counts = Counter(map(itemgetter(1), tensors.values()))  # dtype of each
         if set(counts) <= UNQUANTISED:
@@ -61,7 +67,7 @@ def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
             continue
         mod, suf = split_name(name)
         modules.setdefault(mod, {})[suf] = name
-    ctx = Ctx(art, tensors, declared, role, [], used)
+    ctx = Ctx(art, tensors, declared, role, [], used, file_of)
     for mod in sorted(modules):
         _module(ctx, mod, modules[mod])
     for name, st in tensors.items():

@@ -55,6 +55,9 @@ class ReadContext:
     abs_path: str
     declared: Declared | None = None
     role: Callable[[str], str] = field(default=default_role)
+    # False: read the header and any GRIT header only; conventions are then
+    # inferred per model across its shards (parsers/models.py)
+    infer: bool = True
 
 
 class Reader(Protocol):

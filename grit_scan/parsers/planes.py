@@ -9,7 +9,7 @@ block by block.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -24,23 +24,39 @@ CHUNK = 1 << 20
 
 
 class SourcePlanes:
-    """A ``PlaneReader`` over one open ``ByteSource``."""
+    """A ``PlaneReader`` over one open ``ByteSource``, opening the other shards
+    of the same model (``PlaneRef.file``) when a plane lives there."""
 
-    def __init__(self, source: ByteSource) -> None:
+    def __init__(self, source: ByteSource,
+                 opener: Callable[[str], ByteSource] | None = None) -> None:
         self.source = source
+        self.opener = opener
+        self.others: dict[str, ByteSource] = {}
 
-    def read(self, offset: int, n: int) -> bytes:
-        return self.source.read_at(offset, n)
+    def read(self, offset: int, n: int, file: str | None = None) -> bytes:
+        if file is None or self.opener is None:
+            return self.source.read_at(offset, n)
+        src = self.others.get(file)
+        if src is None:
+            src = self.others[file] = self.opener(file)
+        return src.read_at(offset, n)
+
+    def close(self) -> None:
+        for src in self.others.values():
+            close = getattr(src, "close", None)
+            if close is not None:
+                close()
+        self.others.clear()
 
     def _ranges(self, ref: PlaneRef) -> Iterator[bytes]:
         """A plane's bytes in chunks (a broadcast scalar repeated)."""
         if ref.broadcast > 1:
-            one = self.read(ref.offset, ref.length)
+            one = self.read(ref.offset, ref.length, ref.file)
             for _ in range(ref.broadcast):
                 yield one
             return
         for off in range(0, ref.length, CHUNK):
-            yield self.read(ref.offset + off, min(CHUNK, ref.length - off))
+            yield self.read(ref.offset + off, min(CHUNK, ref.length - off), ref.file)
 
     def stored_planes(self, q: QTensor) -> list[tuple[int, Iterable[bytes]]]:
         refs = _plane_refs(q)
@@ -94,4 +110,8 @@ def _plane_refs(q: QTensor) -> list[PlaneRef | None] | None:
 def open_planes(art: Artifact) -> Iterator[SourcePlanes]:
     """The plane reader of one local artifact (raises ReadError)."""
     with SafeFile(art.abs_path) as f:
-        yield SourcePlanes(f)
+        planes = SourcePlanes(f, SafeFile)
+        try:
+            yield planes
+        finally:
+            planes.close()

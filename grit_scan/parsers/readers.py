@@ -137,7 +137,8 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     table = hdr.table
     if table is not None:
         art.tensors = table
-        if "__grit__" not in hdr.metadata and set(table.dtypes) <= conventions.UNQUANTISED:
+        if ("__grit__" not in hdr.metadata and ctx.infer
+                and set(table.dtypes) <= conventions.UNQUANTISED):
             # nothing here can be quantised: count dtypes without building records
             for dt, n in Counter(table.dtypes).items():
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
@@ -151,7 +152,9 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
         for q in qs:
             q.declared = declared
         art.quantized.extend(qs)
-    art.quantized.extend(conventions.infer(art, tensors, used, declared, role))
+    art.claimed = used
+    if ctx.infer:
+        art.quantized.extend(conventions.infer(art, tensors, used, declared, role))
     return art
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..artifact import Artifact, Format, Issue, IssueCode, ReadError, ScanInput
 from ..names import Declared
-from . import configs, index, readers
+from . import configs, index, models, readers
 from .fileio import SafeFile
 from .interface import SNIFF_BYTES, ReadContext
 from .manifest import attach_expected, read_manifest
@@ -200,11 +200,12 @@ READ_TRACEBACKS: list[str] = []
 
 
 def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
-                   role: Callable[[str], str]) -> Artifact:
+                   role: Callable[[str], str], infer: bool = True) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
-    that file (a finding with the exception's message), never the scan."""
+    that file (a finding with the exception's message), never the scan.
+    ``infer=False`` leaves conventions to the model (parsers/models.py)."""
     try:
-        return readers.read_path(path, ReadContext(disp, path, declared, role), fmt)
+        return readers.read_path(path, ReadContext(disp, path, declared, role, infer), fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
@@ -222,12 +223,13 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     scan.artifacts.extend(cfg_arts)
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
-        art = contained_read(path, disp, fmt, declared, role)
+        art = contained_read(path, disp, fmt, declared, role, infer=False)
         art.group = group
         scan.artifacts.append(art)
         if tick is not None:
             tick()
         by_name[os.path.basename(disp)] = art
+    index_shards: list[list[str]] = []
     for path, disp in d.indexes:
         art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
         obj = configs.read_json(path, art)
@@ -238,7 +240,11 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
                 shards = {s: by_name[s] for s in set(wm.values()) if s in by_name}
                 index.check_index(art, wm, shards, exists)
                 art.metadata["shards"] = sorted(set(wm.values()))
+                index_shards.append(art.metadata["shards"])
         scan.artifacts.append(art)
+    # the directory's files as the models they make up (conventions across
+    # shards, GGUF splits, cache repositories)
+    models.assemble(list(by_name.values()), index_shards, declared, role)
     read = {a.abs_path for a in scan.artifacts}
     for path, disp in d.manifests:
         man, listed = read_manifest(path, disp, group)

@@ -32,6 +32,7 @@ class Kind(str, enum.Enum):
     UNREGISTERED_GRADE = "unregistered_grade"
     NOT_REPRESENTABLE = "not_representable"
     PARTIAL_QUANTIZATION = "partial_quantization"
+    QUANTIZATIONS = "quantizations"
 
     def __str__(self) -> str:
         return self.value

@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Sequence
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, Source
+from ..codec.fmt import name as fmt_name
 from .finding import Finding
 from .registry import Rule
 
@@ -34,8 +36,8 @@ def judged(q: QTensor) -> bool:
 
 
 _LAYER = re.compile(r"(?<=\.)\d+(?=\.)|^\d+(?=\.)")
-_KMIX = re.compile(r"^(Q\d_K_[SML]|Q\d_K|IQ\d_\w+|Q\d_K_XL|TQ\d_\d)$")
 _SPLIT = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)")
+_K0 = re.compile(r"(?<=[(,])k0=\d+")
 
 
 def family(role: str) -> str:
@@ -44,9 +46,19 @@ def family(role: str) -> str:
     return _LAYER.sub("*", role)
 
 
+def per_channel(q: QTensor) -> bool:
+    """One scale per row: the group is the whole group axis (k0 = its extent)."""
+    d = q.desc
+    return d is not None and bool(q.shape) and d.k0 == q.shape[d.group_axis % len(q.shape)]
+
+
 def identity(q: QTensor) -> str:
-    """What a tensor is quantised as: its grade, or its convention."""
+    """What a tensor is quantised as: its grade, or its convention.  A
+    per-channel grade is named without its k0 (``k0=row``): k0 is then the
+    row length, which differs between q_proj and down_proj by shape alone."""
     if q.grade is not None:
+        if per_channel(q):
+            return _K0.sub("k0=row", q.grade.canonical)
         return q.grade.name or q.grade.canonical
     if q.desc is not None:
         return f"grade_id {q.desc.grade_id:#018x}"
@@ -54,16 +66,70 @@ def identity(q: QTensor) -> str:
 
 
 def declared_mix(art: Artifact) -> str | None:
-    """The k-quant mix a GGUF's general.file_type declares (Q4_K_M, ...)."""
+    """The recipe a GGUF's general.file_type declares (Q4_K_M, Q4_0,
+    MXFP4_MOE, ...).  llama-quantize mixes types by design under every
+    recipe (output.weight in Q6_K, attn_v and ffn_down with more bits, ...),
+    so none of them is drift; for a split, shard 1's file type governs every
+    part (parsers/models.py)."""
     name = art.metadata.get("file_type_name")
-    if art.format is Format.GGUF and isinstance(name, str) and _KMIX.match(name):
+    if art.format is Format.GGUF and isinstance(name, str):
         return name
     return None
 
 
 def checkpoint_key(a: Artifact) -> str:
-    """Which checkpoint a file belongs to: a safetensors directory, a GGUF
-    file, or the set of a split GGUF's parts."""
+    """Which checkpoint (model) a file belongs to: the model parsers/models.py
+    assembled it into, else a safetensors directory, a GGUF file, or the set
+    of a split GGUF's parts."""
+    if a.model is not None:
+        return a.model
     if a.format is Format.GGUF:
         return _SPLIT.sub("", a.path)
     return a.group or a.path
+
+
+def models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:
+    """The checkpoint files of a scan grouped by model, in path order."""
+    out: dict[str, list[Artifact]] = defaultdict(list)
+    for a in sorted(arts, key=lambda a: a.path):
+        if a.format.is_checkpoint_file and a.parsed:
+            out[checkpoint_key(a)].append(a)
+    return dict(out)
+
+
+def quant_family(members: Sequence[Artifact]) -> str | None:
+    """What kind of quantisation a model holds, whatever its group sizes:
+    the most common (element format, scale formats, zero point, levels) of
+    its described tensors, e.g. ``e2m1/e8m0`` for every MXFP4 variant.  Two
+    models that differ only in k0 share a family (and ought to agree); a
+    Q4_K and a Q8_0 file do not."""
+    fams: Counter[str] = Counter()
+    for a in members:
+        for q in a.quantized:
+            d = q.desc
+            if d is None or q.reason is not None:
+                continue
+            parts = [fmt_name(d.elem), fmt_name(d.scale0)]
+            if d.n_levels > 1:
+                parts.append(fmt_name(d.scale1))
+            if d.zp_fmt:
+                parts.append("zp:" + fmt_name(d.zp_fmt))
+            fams["/".join(parts)] += 1
+    return fams.most_common(1)[0][0] if fams else None
+
+
+def quant_label(members: Sequence[Artifact]) -> str:
+    """How a model's quantisation is known to people: the GGUF recipe, the
+    declared method or format, or its family."""
+    for a in members:
+        mix = declared_mix(a)
+        if mix:
+            return mix
+    for a in members:
+        dec = next((q.declared for q in a.quantized if q.declared), None)
+        if dec:
+            for key in ("quant_algo", "format", "method"):
+                v = dec.get(key)
+                if isinstance(v, str) and v:
+                    return v
+    return quant_family(members) or "unquantised"

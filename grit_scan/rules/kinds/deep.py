@@ -140,7 +140,7 @@ def _sample(planes: PlaneReader, q: QTensor) -> tuple[list[int], list[int], byte
         if total % g.outer or (d.n_levels == 2 and d.k1 == 0):
             return None
         rb = total // g.outer
-        parts = [planes.read(q.payload.offset + r * rb, rb) for r in rows]
+        parts = [planes.read(q.payload.offset + r * rb, rb, q.payload.file) for r in rows]
         return rows, [len(rows), g.inner], b"".join(parts)
     planes_out: list[bytes] = []
     for i, (ref, n) in enumerate(zip(q.planes, sizes)):
@@ -148,16 +148,16 @@ def _sample(planes: PlaneReader, q: QTensor) -> tuple[list[int], list[int], byte
             planes_out.append(b"")
             continue
         if i == 2 and d.k1 == 0:
-            planes_out.append(planes.read(ref.offset, ref.length))
+            planes_out.append(planes.read(ref.offset, ref.length, ref.file))
             continue
         if ref.broadcast > 1:
-            one = planes.read(ref.offset, ref.length)
+            one = planes.read(ref.offset, ref.length, ref.file)
             planes_out.append(one * len(rows))
             continue
         if n % g.outer:
             return None
         rb = n // g.outer
-        planes_out.append(b"".join(planes.read(ref.offset + r * rb, rb) for r in rows))
+        planes_out.append(b"".join(planes.read(ref.offset + r * rb, rb, ref.file) for r in rows))
     return rows, [len(rows), g.inner], b"".join(planes_out)
 
 
@@ -183,7 +183,7 @@ def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor,
                 {"expected": q.expected_digest.hex(), "actual": got.hex()}))
     if d.flags & F_SPARSE and d.sp_order == SPORDER_ASC_LSB and q.planes and q.planes[3]:
         ref = q.planes[3]
-        meta = planes.read(ref.offset, ref.length)
+        meta = planes.read(ref.offset, ref.length, ref.file)
         g = geometry(d, list(q.shape))
         bad = sparse_order_violation(meta, g.planes[3].units, d.sp_n, d.sp_m,
                                      SP_META_BITS.get(d.sp_meta_fmt, 0))

@@ -20,6 +20,7 @@ from ...codec.grade import Grade, registry
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+from ..support import checkpoint_key, models, quant_family
 
 RULE = Rule(
     code="GRIT201",
@@ -64,11 +65,43 @@ def _gid(q: QTensor) -> bytes | None:
 Member = tuple[Artifact, QTensor]
 
 
+def comparison_classes(arts: Sequence[Artifact]) -> dict[tuple[str, ...], list[Artifact]]:
+    """Which files ought to agree, and why (issue 12, docs/findings.md):
+
+    * in a Hugging Face cache, the revisions of one repository that hold the
+      same kind of quantisation (never two unrelated repositories);
+    * elsewhere, models that hold the same kind of quantisation (the same
+      quant_family: an HF export and its GGUF conversion, two tools' MXFP4).
+
+    Different quantisations of one model (a -GGUF repository's Q4_K_M beside
+    its Q8_0) are never compared; the quantizations kind lists them."""
+    out: dict[tuple[str, ...], list[Artifact]] = defaultdict(list)
+    for members in models(arts).values():
+        fam = quant_family(members)
+        if fam is None:
+            continue
+        repo = members[0].repo
+        key = ("repo", repo, fam) if repo else ("family", fam)
+        out[key].extend(members)
+    return out
+
+
+def _why(key: tuple[str, ...]) -> str:
+    if key[0] == "repo":
+        return f"revisions of one repository ({key[1]}) holding the same quantisation ({key[2]})"
+    return f"models holding the same quantisation ({key[1]}) of the same tensors"
+
+
 def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
+    out: list[Finding] = []
+    for key, members in sorted(comparison_classes(arts).items()):
+        out.extend(_disagreements(members, _why(key)))
+    return out
+
+
+def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
     by_role: dict[str, dict[bytes, list[Member]]] = defaultdict(lambda: defaultdict(list))
     for a in arts:
-        if not a.format.is_checkpoint_file:
-            continue
         for q in a.quantized:
             g = _gid(q)
             if g is not None and q.source != Source.MANIFEST:
@@ -81,8 +114,8 @@ def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
         # the most common description first: the odd one out is the news
         groups = sorted(gids.values(), key=lambda v: (-len(v), v[0][0].path, v[0][1].name))
         (a1, q1), (a2, q2) = groups[0][0], groups[1][0]
-        if a1.abs_path == a2.abs_path:
-            continue  # one file repeating a role is an index matter, not a tool disagreement
+        if checkpoint_key(a1) == checkpoint_key(a2):
+            continue  # one model repeating a role is an index matter, not a tool disagreement
         ex = explain(_operand(a1, q1), _operand(a2, q2))
         key = (tuple(sorted({a.path for a, _ in groups[0]})),
                tuple(sorted({a.path for g in groups[1:] for a, _ in g})), tuple(ex.differences))
@@ -99,11 +132,11 @@ def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
                                            else "")
 
         msg = (f"{len(roles)} operand(s) described differently: {names(side_b)} disagrees "
-               f"with {names(side_a)} (e.g. {role}): {ex.verdict}")
+               f"with {names(side_a)} (e.g. {role}): {ex.verdict}; compared as {why}")
         out.append(RULE.finding(
             a2.path, msg, q2.name,
             {"roles": roles[:50], "count": len(roles), "paths": list(side_b),
-             "agreeing_paths": list(side_a), "other_tensor": q1.name,
+             "agreeing_paths": list(side_a), "other_tensor": q1.name, "compared_as": why,
              "differences": list(diffs), "explain": ex.to_json(),
              "likeliest_cause": _cause(diffs, ex.decode_equivalent),
              "suggested_fix": f"grit explain '{a1.path}::{q1.name}' '{a2.path}::{q2.name}'"}))
