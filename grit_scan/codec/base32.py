@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from .errors import GritValueError
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -11,6 +13,7 @@ _DECODE.update({"I": 1, "L": 1, "O": 0})
 SYMBOLS = 26  # 128 bits zero-extended on the left to 130 bits
 
 
+@functools.lru_cache(maxsize=65536)
 def encode(value: bytes | int) -> str:
     """Render a 128-bit value as 26 uppercase symbols, most significant first."""
     n = int.from_bytes(value, "big") if isinstance(value, (bytes, bytearray)) else value

@@ -8,6 +8,7 @@ including hostile ones, and says nothing about validity (that is
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, replace
 
@@ -72,12 +73,18 @@ class Descriptor:
     placement_meta: int
     grade_id: int
 
+    def __hash__(self) -> int:
+        # computed once per object: descriptors key the codec's memo caches,
+        # and the generated hash rebuilt a 23-field tuple on every lookup
+        h: int | None = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f) for f in FIELDS))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     # ---- bytes ------------------------------------------------------------
     def pack(self) -> bytes:
-        try:
-            return _LAYOUT.pack(*(getattr(self, f) for f in FIELDS))
-        except struct.error as exc:
-            raise GritValueError(f"descriptor field out of range: {exc}") from None
+        return _pack(self)
 
     def hex(self) -> str:
         return self.pack().hex()
@@ -175,6 +182,7 @@ def make_note(assumed: bool = False, producer: str | None = None) -> int:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def from_grade(
     grade: Grade,
     group_axis: int = 0,
@@ -184,6 +192,10 @@ def from_grade(
     note: int = 0,
 ) -> Descriptor:
     """Build the descriptor of ``grade`` (§3, §10).
+
+    Memoised, so the tensors of one convention share one (immutable)
+    Descriptor object: every cache keyed on descriptors then hits by
+    identity instead of comparing 23 fields (issue 15).
 
     placement_meta defaults to what the reference descriptors of A.4 carry:
     UNSPECIFIED without an aux plane, LINEAR_META for sparsity metadata,
@@ -212,3 +224,13 @@ def from_grade(
         placement_meta=placement_meta,
         grade_id=grade.grade_id,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _pack(d: Descriptor) -> bytes:
+    """The 64 bytes of a descriptor (§3.1).  Memoised: a scan packs the same
+    few descriptors for every tensor's JSON entry and gid (issue 15)."""
+    try:
+        return _LAYOUT.pack(*(getattr(d, f) for f in FIELDS))
+    except struct.error as exc:
+        raise GritValueError(f"descriptor field out of range: {exc}") from None

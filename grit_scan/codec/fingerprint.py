@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable, Sequence
 
@@ -33,6 +34,15 @@ def gid_bytes(canonical: str, desc: Descriptor | bytes, shape: Sequence[int]) ->
 
 def gid(grade: Grade | str, desc: Descriptor | bytes, shape: Sequence[int]) -> bytes:
     canonical = grade.canonical if isinstance(grade, Grade) else grade
+    if isinstance(desc, Descriptor):
+        return _gid_cached(canonical, desc, tuple(shape))
+    return gid_bytes(canonical, desc, shape)
+
+
+@functools.lru_cache(maxsize=65536)
+def _gid_cached(canonical: str, desc: Descriptor, shape: tuple[int, ...]) -> bytes:
+    """gid is a pure function of its operands; a scan asks for the same few
+    (grade, descriptor, shape) triples for thousands of tensors (issue 15)."""
     return gid_bytes(canonical, desc, shape)
 
 

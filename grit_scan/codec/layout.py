@@ -24,6 +24,7 @@ expressions they name (``REGISTERED_MEANING``).  OPAQUE cannot be relayouted
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -440,7 +441,25 @@ def is_canonical(d: Descriptor) -> bool:
 def stored_sizes(d: Descriptor, shape: Sequence[int],
                  layouts: Mapping[int, str] | None = None) -> tuple[list[int], bool]:
     """Bytes each plane occupies in its placement, and whether they are
-    interleaved (BlockAos): the payload is then one stream of their sum."""
+    interleaved (BlockAos): the payload is then one stream of their sum.
+
+    Memoised on (descriptor, shape, layouts): a checkpoint's tensors share a
+    handful of descriptors and shapes, and parsing layout expressions for
+    every plane of every tensor dominated a scan (issue 15)."""
+    key = tuple(sorted(layouts.items())) if layouts else ()
+    sizes, aos = _stored_sizes(d, tuple(shape), key)
+    return list(sizes), aos
+
+
+@functools.lru_cache(maxsize=4096)
+def _stored_sizes(d: Descriptor, shape: tuple[int, ...],
+                  layouts: tuple[tuple[int, str], ...]) -> tuple[tuple[int, ...], bool]:
+    sizes, aos = _compute_stored_sizes(d, shape, dict(layouts) if layouts else None)
+    return tuple(sizes), aos
+
+
+def _compute_stored_sizes(d: Descriptor, shape: Sequence[int],
+                          layouts: Mapping[int, str] | None) -> tuple[list[int], bool]:
     g = geometry(d, shape)
     pls = plane_layouts(d, g, layouts)
     sizes = []

@@ -10,6 +10,7 @@ shard that lacks them, tensors present in two shards, unindexed tensors, and
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import PureWindowsPath
@@ -21,8 +22,10 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 
 
+@functools.lru_cache(maxsize=8192)
 def escapes(rel: str) -> str | None:
-    """Why a relative path from a manifest would leave its directory, or None."""
+    """Why a relative path from a manifest would leave its directory, or None.
+    Memoised: an index names a few hundred shards 400,000 times (issue 15)."""
     if not rel:
         return "an empty path"
     if "\x00" in rel:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Sequence
@@ -40,6 +41,7 @@ _SPLIT = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)")
 _K0 = re.compile(r"(?<=[(,])k0=\d+")
 
 
+@functools.lru_cache(maxsize=65536)
 def family(role: str) -> str:
     """A role with its layer index dropped: ``blk.3.attn_q.weight`` ->
     ``blk.*.attn_q.weight``."""

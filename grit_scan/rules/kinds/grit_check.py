@@ -10,13 +10,15 @@ reported once, against the logical tensor and its equation.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from ...artifact import Artifact, IssueCode, QTensor, nbytes_map
 from ...codec.check import CheckResult, grit_check
+from ...codec.descriptor import Descriptor
 from ...codec.errors import GritCheckError, GritError, Status
-from ...codec.grade import registry
+from ...codec.grade import Grade, registry
 from ...codec.layout import is_canonical, split_payload, stored_sizes
 from ...codec.placement import placement_name
 from ..codes import Kind
@@ -106,6 +108,15 @@ def check_file(art: Artifact) -> list[Finding]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _on_descriptor(d: Descriptor, shape: tuple[int, ...], grade: Grade | None) -> CheckResult:
+    """grit_check steps 1-3 and the size equations on the descriptor alone
+    (no bytes): a pure function of (descriptor, shape, grade), memoised since
+    a checkpoint's tensors share a handful of them (issue 15)."""
+    grades = registry([grade] if grade is not None else [])
+    return grit_check(d, list(shape), [-1, -1, -1, -1], 1, grades=grades)
+
+
 def _where(q: QTensor) -> str:
     return f"{q.name}" + (f" ({q.convention})" if q.convention and q.convention != "grit"
                           else "")
@@ -120,7 +131,7 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
     grades = registry([q.grade] if q.grade is not None else [])
     shape = list(q.shape)
     # steps 1-3 and the equations themselves, on the descriptor alone
-    res = grit_check(d, shape, [-1, -1, -1, -1], 1, grades=grades)
+    res = _on_descriptor(d, tuple(shape), q.grade)
     det = res.detail
     if det is not None and not (res.status == Status.SIZE_MISMATCH and
                                 (det.clause or "").startswith("size.")):
