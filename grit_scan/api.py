@@ -236,7 +236,7 @@ def _skipped_summary(report: Report) -> str:
     for s in report.skipped:
         by[s.get("kind", "other")] = by.get(s.get("kind", "other"), 0) + 1
     kinds = ", ".join(f"{n} {_SKIP_LABEL.get(k, k)}"
-                      for k, n in sorted(by.items(), key=lambda kv: -kv[1]))
+                      for k, n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])))
     return f" ({len(report.skipped)} files skipped: {kinds})"
 
 
