@@ -11,18 +11,23 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
-from .artifact import Artifact, QTensor, ReadError
+from .artifact import Artifact, Format, QTensor, ReadError
 from .codec.errors import GritValueError
 from .codec.fnv import compiled_backend
+from .config import Settings, settings_from_table
+from .parsers import gritconfig, readers, staged, tree
 from .parsers import manifest as manifest_mod
-from .parsers import readers, tree
 from .parsers.planes import open_planes
+from .report.policy import FailOn, parse_fail_on
 from .report.report import Report, from_scan
+from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
-__all__ = ["ReadError", "Rule", "load_tensor", "lookup", "rules", "scan", "split_spec",
-           "tensor_bytes", "write_manifest"]
+__all__ = ["FailOn", "ManifestRefused", "NoSuchPath", "ReadError", "Rule", "Settings",
+           "load_settings", "load_tensor", "lookup", "model_roots", "rules", "scan",
+           "nothing_found", "split_spec", "tensor_bytes", "write_manifest"]
 
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
@@ -37,16 +42,32 @@ def scan(
     debug: bool = False,
     progress: Progress | None = None,
     read_progress: Progress | None = None,
+    fail_on: str | Iterable[str] | FailOn | None = None,
+    settings: Settings | None = None,
 ) -> Report:
     """Scan files, directories or manifests and return the report.
 
     ``select``/``ignore`` take kind names, codes (GRIT101) or code prefixes
-    (GRIT1); ``progress``/``read_progress`` are called with (done, total)."""
+    (GRIT1); ``fail_on`` severities or kinds (which findings set the exit
+    code); each overrides what ``settings`` (a config file,
+    ``load_settings``) says.  ``progress``/``read_progress`` are called with
+    (done, total).  Raises NoSuchPath for a path that does not exist."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    roots = [os.fspath(p) for p in paths] or ["."]
-    enabled = enabled_kinds(parse_selection(select, "--select"),
-                            parse_selection(ignore, "--ignore"))
+    roots = staged.dedupe([os.fspath(p) for p in paths] or ["."])
+    for r in roots:
+        if not os.path.lexists(r):
+            raise NoSuchPath(f"{r}: no such file or directory")
+    cfg = settings or Settings()
+    sel = parse_selection(select, "--select") if select is not None else cfg.select
+    ign = parse_selection(ignore, "--ignore") if ignore is not None else cfg.ignore
+    enabled = enabled_kinds(sel, ign)
+    if isinstance(fail_on, FailOn):
+        gate = fail_on
+    elif fail_on is not None:
+        gate = parse_fail_on(fail_on)
+    else:
+        gate = cfg.fail_on or FailOn()
     n_jobs = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     runner = Runner(enabled=enabled, debug=debug)
     # A scan allocates hundreds of thousands of small, acyclic objects (header
@@ -65,10 +86,63 @@ def scan(
     if deep and not compiled_backend():
         messages.append("--deep is running the pure-Python FNV-1a digest (the compiled helper "
                         "was not built): digests will be slow")
-    report = from_scan(data, findings, messages)
+    report = replace(from_scan(data, _per_path(findings, cfg), messages), fail_on=gate)
     if debug:
         report.tracebacks.extend(tree.READ_TRACEBACKS + runner.tracebacks)
     return report
+
+
+class NoSuchPath(GritValueError):
+    """A path given to scan does not exist."""
+
+
+class ManifestRefused(GritValueError):
+    """``write_manifest`` refused to record: nothing to record (``findings``
+    0), or files with ``findings`` structural findings without
+    ``allow_findings``."""
+
+    def __init__(self, message: str, findings: int = 0) -> None:
+        super().__init__(message)
+        self.findings = findings
+
+
+def load_settings(paths: Sequence[PathLike] | PathLike = (".",), config: PathLike | None = None,
+                  isolated: bool = False) -> Settings:
+    """The config file's settings: ``config`` if given, else the nearest
+    grit.toml / pyproject.toml [tool.grit] from the first path upward;
+    ``isolated`` reads none.  Raises GritValueError for a bad file."""
+    if isolated:
+        return Settings()
+    if config is not None:
+        path = os.fspath(config)
+        table = gritconfig.read_table(path)
+        if table is None:
+            raise GritValueError(f"{path}: has no [tool.grit] table")
+        found: tuple[str, dict[str, object]] | None = (path, table)
+    else:
+        first = paths if isinstance(paths, (str, os.PathLike)) else (list(paths) or ["."])[0]
+        found = gritconfig.discover(os.fspath(first))
+    if found is None:
+        return Settings()
+    path, table = found
+    return settings_from_table(table, path, os.path.dirname(os.path.abspath(path)))
+
+
+def _per_path(findings: list[Finding], cfg: Settings) -> list[Finding]:
+    if not cfg.per_path_ignores:
+        return findings
+    out = []
+    for f in findings:
+        rel = os.path.relpath(os.path.abspath(f.path), cfg.base).replace(os.sep, "/")
+        if not any(p.matches(rel, f.kind) for p in cfg.per_path_ignores):
+            out.append(f)
+    return out
+
+
+def model_roots(files: Sequence[PathLike]) -> list[str]:
+    """For changed files (a pre-commit hook's arguments): the models they
+    belong to, each once by real path (parsers/staged.py)."""
+    return staged.model_roots([os.fspath(f) for f in files])
 
 
 def split_spec(spec: str) -> tuple[str, str] | None:
@@ -118,17 +192,58 @@ def tensor_bytes(art: Artifact, q: QTensor) -> bytes:
                         for r in q.planes or [] if r is not None)
 
 
-def write_manifest(paths: Sequence[PathLike], out: PathLike, deep: bool = False
-                   ) -> tuple[int, int]:
+def write_manifest(paths: Sequence[PathLike], out: PathLike, deep: bool = False,
+                   allow_findings: bool = False) -> tuple[int, int]:
     """Record every described tensor under ``paths`` in ``out`` (a
-    grit-manifest.json); returns (files, tensors).  Raises GritValueError
-    for a file outside the manifest's directory, ReadError when ``out``
-    cannot be written."""
+    grit-manifest.json); returns (files, tensors).  Raises NoSuchPath for a
+    path that does not exist, ManifestRefused when there is nothing to
+    record or (without ``allow_findings``) a file to record has structural
+    findings, GritValueError for a file outside the manifest's directory,
+    ReadError when ``out`` cannot be written."""
     report = scan(list(paths) or ["."], deep=False, jobs=1)
     base = os.path.realpath(os.path.dirname(os.path.abspath(out)))
     doc = manifest_mod.manifest_document(report.artifacts, base, deep)
-    manifest_mod.write_manifest(doc, os.fspath(out))
     entries = doc["artifacts"]
+    if not entries:
+        raise ManifestRefused("nothing to record: no safetensors or GGUF file under "
+                              + ", ".join(report.roots) + _skipped_summary(report))
+    recorded = {a.path for a in report.artifacts
+                if a.parsed and a.format in (Format.SAFETENSORS, Format.GGUF)}
+    bad = [f for f in report.findings
+           if f.severity is Severity.STRUCTURAL and f.path in recorded]
+    if bad and not allow_findings:
+        lines = "\n".join(f"  {f.kind.value}  {f.path}" + (f" :: {f.tensor}" if f.tensor else "")
+                          for f in bad[:20])
+        more = f"\n  ... and {len(bad) - 20} more" if len(bad) > 20 else ""
+        raise ManifestRefused(f"{len(bad)} structural finding(s) in the files to record; fix "
+                              "them, or record them anyway with --allow-findings:\n"
+                              + lines + more, findings=len(bad))
+    manifest_mod.write_manifest(doc, os.fspath(out))
     return len(entries), sum(len(e["tensors"]) for e in entries)
 
 
+_SKIP_LABEL = {"pickle": "pickle (not a safetensors/GGUF file)",
+               "other_weights": "other weights format (not a safetensors/GGUF file)",
+               "outside_symlink": "symlink out of the root", "not_regular": "special file",
+               "link": "dangling or looping link"}
+
+
+def _skipped_summary(report: Report) -> str:
+    """`` (N files skipped: 2 pickle, 1 outside_symlink)`` — by kind."""
+    if not report.skipped:
+        return " (no files skipped)"
+    by: dict[str, int] = {}
+    for s in report.skipped:
+        by[s.get("kind", "other")] = by.get(s.get("kind", "other"), 0) + 1
+    kinds = ", ".join(f"{n} {_SKIP_LABEL.get(k, k)}"
+                      for k, n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f" ({len(report.skipped)} files skipped: {kinds})"
+
+
+def nothing_found(report: Report) -> str | None:
+    """When no checkpoint was found at all: the one-line diagnostic."""
+    if any(a.format.is_checkpoint_file or a.format is Format.INDEX for a in report.artifacts):
+        return None
+    if any(a.format is Format.MANIFEST for a in report.artifacts):
+        return None
+    return "no checkpoint found under " + ", ".join(report.roots) + _skipped_summary(report)

@@ -48,9 +48,9 @@ def test_grade_text(capsys):
     ("grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs,swizzled=1)", "swizzled"),
     ("grit1(e=e4m3fnuz,k0=32,s0=e8m0,esr=ratiomaxabs)", "e4m3fnuz is not e4m3"),
 ])
-def test_grade_invalid_exits_2_naming_key(capsys, bad, needle):
+def test_grade_invalid_exits_usage_naming_key(capsys, bad, needle):
     code, out, err = run(capsys, "grade", bad)
-    assert code == 2 and needle in err and "Traceback" not in err
+    assert code == 64 and needle in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -107,9 +107,9 @@ def test_check_statuses_text(capsys):
     ["explain", "mxfp4", "not-a-grade"],
     ["nonsense"],
 ])
-def test_usage_errors_exit_2(capsys, argv):
+def test_usage_errors_exit_64(capsys, argv):
     code, _, err = run(capsys, *argv)
-    assert code == 2 and "Traceback" not in err
+    assert code == 64 and "Traceback" not in err
 
 
 def test_explain_exit_codes(capsys):

@@ -88,7 +88,7 @@ def test_grit_rule_prints_the_documentation(capsys):
     assert main(["rule", "--all"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [ln.split()[0] for ln in lines] == [r.code for r in rules()]
-    assert main(["rule", "no_such_kind"]) == 2
+    assert main(["rule", "no_such_kind"]) == 64
     assert "unknown finding kind" in capsys.readouterr().err
 
 

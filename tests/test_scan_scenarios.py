@@ -82,6 +82,7 @@ SCENARIOS = {
                                         "inferred_descriptor": "warning"}, {}, 3, 1),
     "broken/manifest-changed": (False, {"gid_disagreement": "disagreement",
                                         "missing_shard": "structural",
+                                        "unlisted_checkpoint": "disagreement",
                                         "artifact_drift": "warning"}, {}, 1, 1),
     "producers/gguf-quants": (False, {"quantizations": "info", "inferred_descriptor": "warning",
                                       "not_representable": "warning",

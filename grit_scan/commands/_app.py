@@ -26,12 +26,15 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-EXIT_USAGE = 2
+# A usage error (unknown option, bad value) exits 64 (sysexits EX_USAGE), a
+# code no finding class uses (docs/exit-codes.md), so a CI script can tell a
+# mistyped flag from a finding.
+EXIT_USAGE = 64
 _DEBUG = {"on": False}
 
 
 class UsageError(GritError):
-    """A command-line usage error: exit 2."""
+    """A command-line usage error: exit EXIT_USAGE."""
 
 
 def _version_callback(value: bool) -> None:
@@ -67,6 +70,27 @@ def register() -> None:
     from . import codec_cmds, codec_ops, rule_cmd, scan_cmds  # noqa: F401  (register commands)
 
 
+def _parser_exit(exc: Exception) -> int | None:
+    """The exit code of a command-line parser exception (click's, or the copy
+    newer typer versions vendor; matched by class name so both work), after
+    showing its message; None for any other exception."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "UsageError" in names:  # unknown option, bad value, missing argument, bare `grit`
+        getattr(exc, "show", lambda: None)()
+        return EXIT_USAGE
+    if "Abort" in names:
+        error_line("interrupted")
+        return 130
+    exit_code = getattr(exc, "exit_code", None)
+    if "Exit" in names and isinstance(exit_code, int):
+        return exit_code
+    if {"ClickException", "TyperException"} & names:
+        getattr(exc, "show", lambda: None)()
+        code = getattr(exc, "exit_code", 1)
+        return code if isinstance(code, int) else 1
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry: run the app, map exceptions to exit codes."""
     register()
@@ -74,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.get("GRIT_DEBUG")
     )
     try:
-        app(args=argv, prog_name="grit", standalone_mode=True)
+        rv = app(args=argv, prog_name="grit", standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
@@ -87,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         error_line("interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence
+        parser_code = _parser_exit(exc)
+        if parser_code is not None:
+            return parser_code
         error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
         if debug:
             traceback.print_exc()

@@ -8,12 +8,21 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..api import ReadError, scan, write_manifest
+from ..api import (
+    ManifestRefused,
+    NoSuchPath,
+    ReadError,
+    load_settings,
+    model_roots,
+    nothing_found,
+    scan,
+    write_manifest,
+)
 from ..codec.errors import GritError
 from ..report import sarif, text
-from ..report.policy import ExitPolicy
+from ..report.policy import NOTHING_PARSED, ExitPolicy
 from ..report.report import Report
-from ._app import UsageError, app, debug_enabled
+from ._app import UsageError, app, debug_enabled, error_line
 from .common import emit_json
 
 
@@ -32,8 +41,20 @@ def scan_cmd(
                               "sparse-metadata order, probes, decode cross-checks."),
     as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
     as_sarif: bool = typer.Option(False, "--sarif", help="Print a SARIF 2.1.0 log."),
-    policy: str = typer.Option("graded", "--exit-policy", metavar="graded|simple",
-                               help="graded: 0/1/2/3/4 by severity; simple: 0/1/2."),
+    policy: str | None = typer.Option(None, "--exit-policy", metavar="graded|simple",
+                                      help="graded: 0/1/2/3/4 by severity; simple: 0/1/2 "
+                                           "(default: the config file's, else graded)."),
+    fail_on: str | None = typer.Option(None, "--fail-on", metavar="WHAT,...",
+                                       help="Only these findings make the exit non-zero: "
+                                            "severities (structural, disagreement, warning), "
+                                            "kinds, codes or prefixes."),
+    config: str | None = typer.Option(None, "--config", metavar="FILE",
+                                      help="Read settings from this grit.toml or "
+                                           "pyproject.toml instead of the nearest one."),
+    isolated: bool = typer.Option(False, "--isolated", help="Read no config file."),
+    changed: bool = typer.Option(False, "--changed",
+                                 help="PATHs are changed files (pre-commit): scan the models "
+                                      "they belong to; none passes."),
     select: str | None = typer.Option(None, "--select", metavar="KIND,...",
                                       help="Report only these finding kinds: names, codes "
                                            "(GRIT101) or code prefixes (GRIT1)."),
@@ -46,11 +67,23 @@ def scan_cmd(
     """Audit checkpoints against GRIT v1 and report what is wrong."""
     if as_json and as_sarif:
         raise UsageError("--json and --sarif are exclusive")
-    if policy not in {p.value for p in ExitPolicy}:
+    if policy is not None and policy not in {p.value for p in ExitPolicy}:
         raise UsageError("--exit-policy takes graded or simple")
-    exit_policy = ExitPolicy(policy)
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs takes a positive number")
+    if config is not None and isolated:
+        raise UsageError("--config and --isolated are exclusive")
+    targets = paths or ["."]
+    try:
+        settings = load_settings(targets, config, isolated)
+    except GritError as exc:
+        raise UsageError(str(exc)) from None
+    exit_policy = ExitPolicy(policy or settings.exit_policy or ExitPolicy.GRADED)
+    if changed:
+        targets = model_roots(targets)
+        if not targets:
+            typer.echo("grit: no model among the changed files; nothing to scan")
+            raise typer.Exit(0)
     progress = read_progress = None
     pc = _progress_console()
     if pc is not None:  # a progress bar on stderr, only on a terminal
@@ -74,8 +107,12 @@ def scan_cmd(
             def progress(done: int, total: int) -> None:
                 _update("--deep", done, total)
     try:
-        report = scan(paths or ["."], deep=deep, select=select, ignore=ignore, jobs=jobs,
-                      debug=debug_enabled(), progress=progress, read_progress=read_progress)
+        report = scan(targets, deep=deep, select=select, ignore=ignore, jobs=jobs,
+                      debug=debug_enabled(), progress=progress, read_progress=read_progress,
+                      fail_on=fail_on, settings=settings)
+    except NoSuchPath as exc:
+        error_line(str(exc))
+        raise typer.Exit(NOTHING_PARSED[exit_policy]) from None
     except GritError as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -83,6 +120,11 @@ def scan_cmd(
             bar.stop()
     for tb in report.tracebacks:
         sys.stderr.write(tb)
+    empty = nothing_found(report)
+    if empty is not None:
+        error_line(empty)
+        if not (as_json or as_sarif):
+            raise typer.Exit(report.exit_code(exit_policy))
     emit(report, as_json, as_sarif, exit_policy)
     raise typer.Exit(report.exit_code(exit_policy))
 
@@ -105,13 +147,22 @@ def manifest_cmd(
     deep: bool = typer.Option(False, "--deep", help="Also record plane digests."),
     out: Path = typer.Option(Path("grit-manifest.json"), "--out", metavar="FILE",
                              help="Where to write the manifest (default ./grit-manifest.json)."),
+    allow_findings: bool = typer.Option(False, "--allow-findings",
+                                        help="Record files that have structural findings "
+                                             "(refused otherwise)."),
 ) -> None:
     """Write grit-manifest.json: descriptors, gids (and digests with --deep).
 
     Commit it; `grit scan grit-manifest.json` then reports every tensor whose
     gid or digest changed and every file that is gone."""
     try:
-        files, n = write_manifest(paths or ["."], out, deep=deep)
+        files, n = write_manifest(paths or ["."], out, deep=deep, allow_findings=allow_findings)
+    except NoSuchPath as exc:
+        error_line(str(exc))
+        raise typer.Exit(NOTHING_PARSED[ExitPolicy.GRADED]) from None
+    except ManifestRefused as exc:
+        error_line(str(exc))
+        raise typer.Exit(1 if exc.findings else NOTHING_PARSED[ExitPolicy.GRADED]) from None
     except GritError as exc:
         raise UsageError(f"--out: {exc}" if isinstance(exc, ReadError) else str(exc)) from None
     typer.echo(f"wrote {out}: {files} file(s), {n} described tensor(s)"

@@ -1,10 +1,12 @@
 """grit-manifest.json (RECONSTRUCTION §10): what a later scan must still find.
 
-``{"grit_manifest": 1, "artifacts": [{"path": "<relative>", "tensors":
+``{"grit_manifest": 1, "tool_version": "0.1.0", "spec_version": 1,
+"artifacts": [{"path": "<relative>", "tensors":
 {"<name>": {"desc": "<128 hex>", "shape": [..], "gid": "<base32>",
-"digest": "<32 hex, optional>"}}}]}``.  Paths are validated like index paths
-(never absolute, never ``..``); the listed files are read from the
-manifest's directory, and files that are gone are reported.
+"digest": "<32 hex, optional>"}}}]}``; ``tool_version`` and
+``spec_version`` are recorded since 0.1.0 and optional when reading.
+Paths are validated like index paths (never absolute, never ``..``); the
+listed files are read from the manifest's directory, and files that are gone are reported.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._version import __version__
 from ..artifact import Artifact, Format, IssueCode, QTensor, ReadError, Source
 from ..codec import base32
 from ..codec import descriptor as desc_mod
@@ -26,6 +29,7 @@ from .index import escapes
 from .planes import open_planes
 
 MANIFEST_VERSION = 1
+SPEC_VERSION = 1  # the GRIT descriptor version the gids and digests follow
 
 _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 
@@ -65,6 +69,9 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
             if q is not None:
                 art.quantized.append(q)
     art.metadata["listed"] = listed
+    for key in ("tool_version", "spec_version"):
+        if isinstance(obj.get(key), (str, int)):
+            art.metadata[key] = obj[key]
     # where each listed path resolves, so the rules can join on it without I/O
     art.metadata["resolved"] = {rel: os.path.realpath(os.path.join(base, rel))
                                 for rel in listed}
@@ -153,7 +160,8 @@ def manifest_document(artifacts: Sequence[Artifact], base: str, deep: bool) -> d
                 ent["digest"] = digests[q.name]
             tensors[q.name] = ent
         entries.append({"path": rel.replace(os.sep, "/"), "tensors": tensors})
-    return {"grit_manifest": MANIFEST_VERSION, "artifacts": entries}
+    return {"grit_manifest": MANIFEST_VERSION, "tool_version": __version__,
+            "spec_version": SPEC_VERSION, "artifacts": entries}
 
 
 def write_manifest(doc: Mapping[str, Any], out: str) -> None:

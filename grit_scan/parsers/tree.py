@@ -26,9 +26,14 @@ from .fileio import SafeFile
 from .interface import SNIFF_BYTES, ReadContext
 from .manifest import attach_expected, read_manifest
 from .roles import role_function
-
-INDEX_SUFFIX = ".index.json"
-MANIFEST_NAME = "grit-manifest.json"
+from .skips import (
+    INDEX_SUFFIX,
+    MANIFEST_NAME,
+    SkipKind,
+    reader_would_follow,
+    unsupported_reason,
+    unsupported_weights,
+)
 
 
 @dataclass
@@ -87,21 +92,32 @@ class Walker:
     def disp(self, rel: str) -> str:
         return os.path.join(self.display_root, rel) if rel else self.display_root
 
-    def skip(self, rel: str, why: str, escape: bool = False) -> None:
-        detail: dict[str, object] = {"path": self.disp(rel)}
+    def skip(self, rel: str, why: str, kind: SkipKind, escape: bool = False) -> None:
+        detail: dict[str, object] = {"path": self.disp(rel), "kind": kind.value}
         if escape:
             detail["escape"] = True
         self.skipped.append(Issue(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}", detail=detail))
 
+    def outside_link(self, rel: str, name: str) -> None:
+        """A symlink leaving the root: a path_escape only when a checkpoint
+        reader would follow it (skips.reader_would_follow)."""
+        if reader_would_follow(name):
+            self.skip(rel, "symlink points outside the scanned root; not followed "
+                      "(scan the directory that contains its target)",
+                      SkipKind.OUTSIDE_SYMLINK, escape=True)
+        else:
+            self.skip(rel, "symlink points outside the scanned root and is not a checkpoint; "
+                      "not followed", SkipKind.OUTSIDE_SYMLINK)
+
     def walk(self, real_dir: str, rel: str) -> None:
         if real_dir in self.visited:
-            self.skip(rel, "directory already visited (symlink loop); skipped")
+            self.skip(rel, "directory already visited (symlink loop); skipped", SkipKind.LINK)
             return
         self.visited.add(real_dir)
         try:
             entries = sorted(os.scandir(real_dir), key=lambda e: e.name)
         except OSError as exc:
-            self.skip(rel, f"cannot list: {exc.strerror or exc}")
+            self.skip(rel, f"cannot list: {exc.strerror or exc}", SkipKind.UNREADABLE)
             return
         names = {e.name for e in entries}
         hf_cache_repo = {"blobs", "snapshots"} <= names
@@ -115,29 +131,30 @@ class Walker:
                 is_link = e.is_symlink()
                 st = os.stat(path, follow_symlinks=False)
             except OSError as exc:
-                self.skip(erel, f"cannot stat: {exc.strerror or exc}")
+                self.skip(erel, f"cannot stat: {exc.strerror or exc}", SkipKind.UNREADABLE)
                 continue
             target = path
             if is_link:
                 try:
                     target = os.path.realpath(path, strict=True)
                 except (OSError, RuntimeError):
-                    self.skip(erel, "dangling or looping symlink; skipped")
+                    self.skip(erel, "dangling or looping symlink; skipped", SkipKind.LINK)
                     continue
                 if not self.inside(target):
-                    self.skip(erel, "symlink points outside the scanned root; not followed "
-                              "(scan the directory that contains its target)", escape=True)
+                    self.outside_link(erel, e.name)
                     continue
                 try:
                     st = os.stat(target)
                 except OSError as exc:
-                    self.skip(erel, f"cannot stat link target: {exc.strerror or exc}")
+                    self.skip(erel, f"cannot stat link target: {exc.strerror or exc}",
+                              SkipKind.UNREADABLE)
                     continue
             if stat.S_ISDIR(st.st_mode):
                 self.walk(target, erel)
                 continue
             if not stat.S_ISREG(st.st_mode):
-                self.skip(erel, "not a regular file (FIFO, socket or device); skipped")
+                self.skip(erel, "not a regular file (FIFO, socket or device); skipped",
+                          SkipKind.NOT_REGULAR)
                 continue
             if target in self.visited:
                 continue  # the same blob through two links
@@ -145,6 +162,9 @@ class Walker:
             d.names[e.name] = target
             fmt = classify(e.name, target)
             if fmt is None:
+                weights = unsupported_weights(e.name)
+                if weights is not None:
+                    self.skip(erel, unsupported_reason(weights), weights)
                 continue
             if fmt is Format.CONFIG:
                 d.configs[e.name.lower()] = target
@@ -248,6 +268,8 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     read = {a.abs_path for a in scan.artifacts}
     for path, disp in d.manifests:
         man, listed = read_manifest(path, disp, group)
+        if man.parsed:
+            man.metadata["unlisted"] = unlisted(path, listed)
         scan.artifacts.append(man)
         base = os.path.dirname(path)
         for rel in listed:
@@ -261,6 +283,17 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             art.group = group
             scan.artifacts.append(art)
             read.add(real)
+
+
+def unlisted(manifest: str, listed: list[str]) -> list[str]:
+    """Checkpoint files under the manifest's directory that it does not list
+    (paths relative to that directory), walked as a scan of it would be."""
+    base = os.path.dirname(os.path.abspath(manifest))
+    want = {os.path.realpath(os.path.join(base, rel)) for rel in listed}
+    w = Walker(base, [], "")
+    w.walk(w.root, "")
+    return sorted(disp.replace(os.sep, "/") for d in w.dirs.values()
+                  for real, disp, _ in d.files if real not in want)
 
 
 def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable[[], None]:
@@ -284,7 +317,8 @@ def collect(paths: list[str], deep: bool = False,
             st = os.stat(p)
         except OSError as exc:
             scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: {exc.strerror or exc}",
-                                      detail={"path": p, "missing": True}))
+                                      detail={"path": p, "missing": True,
+                                              "kind": SkipKind.MISSING.value}))
             continue
         if stat.S_ISDIR(st.st_mode):
             w = Walker(p, scan.skipped, p)
@@ -297,7 +331,8 @@ def collect(paths: list[str], deep: bool = False,
         d = _Dir(rel="")
         if not stat.S_ISREG(st.st_mode):
             scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: not a regular file (FIFO, "
-                                      "socket or device); skipped", detail={"path": p}))
+                                      "socket or device); skipped",
+                                      detail={"path": p, "kind": SkipKind.NOT_REGULAR.value}))
             continue
         fmt = classify(name, p)
         if fmt is not None and fmt.is_checkpoint_file:
@@ -317,8 +352,10 @@ def collect(paths: list[str], deep: bool = False,
         elif fmt is Format.CONFIG:
             continue
         else:
+            weights = unsupported_weights(name) or SkipKind.OTHER
             scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: neither safetensors, GGUF, an "
-                                      "index nor a manifest", detail={"path": p}))
+                                      "index nor a manifest", detail={"path": p,
+                                                                      "kind": weights.value}))
             continue
         _read_dir(d, scan, os.path.dirname(p) or ".")
     # what a manifest recorded travels with the files' tensors (--deep

@@ -57,8 +57,10 @@ def artifact_summary(a: Artifact) -> dict[str, Any]:
 
 
 def listed(report: Report) -> list[Artifact]:
-    """The artifacts a report lists: configs only when they had a problem."""
-    return [a for a in report.artifacts if a.format is not Format.CONFIG or not a.parsed]
+    """The artifacts a report lists: configs and manifests (metadata, not
+    artifacts) only when they could not be read."""
+    return [a for a in report.artifacts
+            if a.format not in (Format.CONFIG, Format.MANIFEST) or not a.parsed]
 
 
 def to_json(report: Report) -> dict[str, Any]:
@@ -70,6 +72,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "roots": report.roots,
         "deep": report.deep,
         "exit_codes": report.exit_codes,
+        "fail_on": report.fail_on.to_json(),
         "summary": {
             "files": len(ckpt),
             "parsed": sum(1 for a in ckpt if a.parsed),

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..artifact import Artifact, ScanInput
 from ..rules.finding import Finding, Severity
-from .policy import ExitPolicy, exit_codes
+from .policy import ExitPolicy, FailOn, exit_codes
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Report:
     messages: list[str] = field(default_factory=list)  # e.g. the --deep slow-path note
     declared: dict[str, dict[str, Any]] = field(default_factory=dict)
     tracebacks: list[str] = field(default_factory=list, repr=False)  # --debug only
+    fail_on: FailOn = field(default_factory=FailOn)  # which findings set the exit code
 
     @property
     def parsed_any(self) -> bool:
@@ -31,7 +32,7 @@ class Report:
 
     @property
     def exit_codes(self) -> dict[str, int]:
-        return exit_codes(self.findings, self.parsed_any)
+        return exit_codes(self.findings, self.parsed_any, self.fail_on)
 
     def exit_code(self, policy: ExitPolicy | str = ExitPolicy.GRADED) -> int:
         return self.exit_codes[ExitPolicy(policy).value]
@@ -56,8 +57,8 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
 
 def from_scan(scan: ScanInput, findings: list[Finding], messages: list[str] | None = None
               ) -> Report:
-    skipped = [{"path": str(i.detail.get("path", "")), "reason": i.message}
-               for i in scan.skipped]
+    skipped = [{"path": str(i.detail.get("path", "")), "reason": i.message,
+                "kind": str(i.detail.get("kind", "other"))} for i in scan.skipped]
     return Report(roots=scan.roots, deep=scan.deep, artifacts=scan.artifacts,
                   findings=sort_findings(findings), skipped=skipped,
                   messages=list(messages or []),

@@ -10,9 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..artifact import Format
 from ..rules.finding import Severity
-from .json_format import artifact_summary
+from .json_format import artifact_summary, listed
 from .policy import ExitPolicy
 from .report import Report
 
@@ -48,9 +47,7 @@ def render(report: Report, console: Console,
     table = Table(title="Artifacts", show_lines=False, expand=False)
     for col in ("file", "format", "tensors", "quantised", "grades", "descriptor sources"):
         table.add_column(col, overflow="fold")
-    for a in report.artifacts:
-        if a.format is Format.CONFIG and a.parsed:
-            continue
+    for a in listed(report):
         s = artifact_summary(a)
         src = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "-"
         fmt_ = a.format.value if a.parsed else f"{a.format.value} (unparsed)"

@@ -24,6 +24,7 @@ class Kind(str, enum.Enum):
     ROLE_DRIFT = "role_drift"
     DECLARED_MISMATCH = "declared_mismatch"
     UNDECLARED_ZP_CONVENTION = "undeclared_zp_convention"
+    UNLISTED_CHECKPOINT = "unlisted_checkpoint"
     ARTIFACT_DRIFT = "artifact_drift"
     NOTE_ASSUMED = "note_assumed"
     PROBE_WARNING = "probe_warning"

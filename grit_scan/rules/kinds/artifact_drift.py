@@ -41,7 +41,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     drifting = {f.path for f in role_drift(scan.artifacts)}
     out = []
     for art in scan.artifacts:
-        if art.path in drifting or declared_mix(art):
+        if art.path in drifting or declared_mix(art) or not art.format.is_checkpoint_file:
             continue
         fams: dict[str, set[str]] = defaultdict(set)
         for q in art.quantized:
