@@ -115,7 +115,7 @@ def _tidy(cmd: click.Command) -> click.Command:
     plain argument metavars (``[PATH]...``, not ``[[PATH]...]...``)."""
     for p in cmd.params:
         if isinstance(p, typer.core.TyperArgument):
-            setattr(p, "display_type_rich", lambda ctx=None: None)
+            p.display_type_rich = lambda ctx=None: None
             if p.metavar:
                 p.metavar = p.metavar.strip("[]").removesuffix("...").strip("[]")
     for sub in getattr(cmd, "commands", {}).values():

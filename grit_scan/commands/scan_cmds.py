@@ -32,8 +32,13 @@ class _Progress:
     PROGRESS_AFTER = 1.0
 
     def __init__(self, console: Console) -> None:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self.start = time.monotonic()
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
