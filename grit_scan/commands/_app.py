@@ -1,40 +1,71 @@
 """The `grit` typer app and the console-script entry point.
 
 Command modules in this package register themselves on ``app``; ``main``
-runs it: every error becomes one line on stderr and a defined exit code,
-never a traceback (``--debug`` shows it).  Nothing here imports upward:
+runs it: every error, click's usage errors included, becomes one line on
+stderr in one style (``grit: error: ...``) and a defined exit code, never a
+traceback (``--debug`` shows it).  Nothing here imports upward:
 ``grit_scan.cli`` re-exports ``main`` and ``run`` for the console script.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
+from types import FrameType
 
 import typer
+import typer.core
+import typer.main
+from typer import _click as click
+from typer.exceptions import Abort, Exit
 
 from .._version import __version__
 from ..codec.errors import GritError
 
+EPILOG = """\b
+Examples:
+  grit scan models/                      audit a tree (concise, one line per finding)
+  grit scan --output-format full model.safetensors
+  grit scan --output-format sarif --output-file grit.sarif .
+  grit scan --output-format github .     annotations in a GitHub Actions log
+  grit rule size_mismatch                what a finding means and how to fix it
+  grit explain A.safetensors::W B.gguf::W
+
+\b
+Exit codes of grit scan (--exit-policy graded, the default):
+  0 clean   1 structural   2 disagreement   3 warnings only   4 nothing parsed
+  (--exit-policy simple: 0 clean, 1 any finding, 2 nothing parsed)
+  Every command: 64 usage error, 70 internal error, 130 interrupted.
+
+\b
+Every finding kind: grit rule --all; one kind: grit rule KIND.
+"""
+
 app = typer.Typer(
     name="grit",
     help="Audit quantized model checkpoints against the GRIT v1 specification.",
+    epilog=EPILOG,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=True,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 # A usage error (unknown option, bad value) exits 64 (sysexits EX_USAGE), a
 # code no finding class uses (docs/exit-codes.md), so a CI script can tell a
 # mistyped flag from a finding.
 EXIT_USAGE = 64
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+GLOBAL_FLAGS = ("--debug",)  # also accepted after the subcommand
 _DEBUG = {"on": False}
 
 
 class UsageError(GritError):
-    """A command-line usage error: exit EXIT_USAGE."""
+    """A command-line usage error: exit 2."""
 
 
 def _version_callback(value: bool) -> None:
@@ -50,7 +81,8 @@ def _root(
         help="Print the version and exit.",
     ),
     debug: bool = typer.Option(
-        False, "--debug", help="Show the traceback of internal errors.",
+        False, "--debug", help="Show the traceback of internal errors (also after the "
+                               "command: grit scan --debug).",
     ),
 ) -> None:
     """grit: GRIT v1 descriptors, checks and checkpoint scans."""
@@ -62,65 +94,108 @@ def debug_enabled() -> bool:
 
 
 def error_line(message: str) -> None:
-    """One clear line on stderr (multi-line details are indented below it)."""
-    sys.stderr.write(f"grit: error: {message}\n")
+    """One clear line on stderr (multi-line details are indented below it).
+    Control and bidi characters, which may come from a file, are escaped."""
+    from ..report.escape import esc
+
+    lines = message.split("\n")
+    sys.stderr.write("grit: error: " + "\n".join(esc(x) for x in lines) + "\n")
+
+
+# Command modules, in the order help lists them: scan first.
+COMMAND_MODULES = ("scan_cmds", "rule_cmd", "codec_cmds", "codec_ops")
 
 
 def register() -> None:
-    from . import codec_cmds, codec_ops, rule_cmd, scan_cmds  # noqa: F401  (register commands)
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"{__package__}.{name}")
 
 
-def _parser_exit(exc: Exception) -> int | None:
-    """The exit code of a command-line parser exception (click's, or the copy
-    newer typer versions vendor; matched by class name so both work), after
-    showing its message; None for any other exception."""
-    names = {c.__name__ for c in type(exc).__mro__}
-    if "UsageError" in names:  # unknown option, bad value, missing argument, bare `grit`
-        getattr(exc, "show", lambda: None)()
-        return EXIT_USAGE
-    if "Abort" in names:
-        error_line("interrupted")
-        return 130
-    exit_code = getattr(exc, "exit_code", None)
-    if "Exit" in names and isinstance(exit_code, int):
-        return exit_code
-    if {"ClickException", "TyperException"} & names:
-        getattr(exc, "show", lambda: None)()
-        code = getattr(exc, "exit_code", 1)
-        return code if isinstance(code, int) else 1
+def _no_type_name(ctx: object = None) -> None:
     return None
+
+
+def _tidy(cmd: click.Command) -> click.Command:
+    """Help without typer's type names (``<list[str]>``, ``<str>``) and with
+    plain argument metavars (``[PATH]...``, not ``[[PATH]...]...``)."""
+    for p in cmd.params:
+        if isinstance(p, typer.core.TyperArgument):
+            setattr(p, "display_type_rich", _no_type_name)  # noqa: B010 - a method override
+            if p.metavar:
+                p.metavar = p.metavar.strip("[]").removesuffix("...").strip("[]")
+    for sub in getattr(cmd, "commands", {}).values():
+        _tidy(sub)
+    return cmd
+
+
+def command() -> click.Command:
+    """The click command tree of ``grit`` (registered, tidied)."""
+    register()
+    return _tidy(typer.main.get_command(app))
+
+
+def hoist_globals(argv: list[str]) -> list[str]:
+    """Move global flags given after the subcommand (``grit scan --debug``)
+    to the front, where click expects them.  Nothing after ``--`` moves."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    flags = [a for a in argv[:end] if a in GLOBAL_FLAGS]
+    rest = [a for i, a in enumerate(argv) if i >= end or a not in GLOBAL_FLAGS]
+    return flags + rest
+
+
+def _usage_error(exc: click.exceptions.ClickException) -> int:
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        sys.stdout.write(exc.format_message() + "\n")
+        return 0
+    error_line(exc.format_message())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.exceptions.UsageError):
+        if ctx is not None:
+            sys.stderr.write(f"  (see '{ctx.command_path} --help')\n")
+        return EXIT_USAGE
+    return exc.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry: run the app, map exceptions to exit codes."""
-    register()
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:]) or bool(
-        os.environ.get("GRIT_DEBUG")
-    )
+    args = hoist_globals(list(sys.argv[1:] if argv is None else argv))
+    debug = "--debug" in args or bool(os.environ.get("GRIT_DEBUG"))
     try:
-        rv = app(args=argv, prog_name="grit", standalone_mode=False)
-        return rv if isinstance(rv, int) else 0
-    except SystemExit as exc:
-        code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
+        rv = command().main(args=args, prog_name="grit", standalone_mode=False)
+    except Exit as exc:
+        rv = exc.exit_code
+    except click.exceptions.ClickException as exc:
+        return _usage_error(exc)
+    except (Abort, KeyboardInterrupt):
+        rv = EXIT_INTERRUPTED
     except GritError as exc:
         error_line(str(exc))
         if debug:
             traceback.print_exc()
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        error_line("interrupted")
-        return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        parser_code = _parser_exit(exc)
-        if parser_code is not None:
-            return parser_code
         error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
         if debug:
             traceback.print_exc()
-        return 70
-    return 0
+        return EXIT_INTERNAL
+    code = rv if isinstance(rv, int) else 0
+    if code == EXIT_INTERRUPTED:  # typer turns KeyboardInterrupt into Exit(130)
+        error_line("interrupted")
+    return code
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C: one line and exit 130 now, without waiting for worker threads
+    (a --jobs pool would otherwise finish its files first)."""
+    try:
+        error_line("interrupted")
+        sys.stderr.flush()
+    finally:
+        os._exit(EXIT_INTERRUPTED)
 
 
 def run() -> None:
+    signal.signal(signal.SIGINT, _on_sigint)
     sys.exit(main())

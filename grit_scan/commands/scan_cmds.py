@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.progress import TaskID
 
 from ..api import (
     ManifestRefused,
@@ -19,29 +23,92 @@ from ..api import (
     write_manifest,
 )
 from ..codec.errors import GritError
-from ..report import sarif, text
+from ..report.formats import OutputFormat, RenderOptions, render
 from ..report.policy import NOTHING_PARSED, ExitPolicy
 from ..report.report import Report
 from ._app import UsageError, app, debug_enabled, error_line
-from .common import emit_json
 
 
 def _progress_console() -> Console | None:
     err = Console(stderr=True)
-    return err if err.is_terminal else None
+    return err if err.is_terminal and not os.environ.get("NO_COLOR") else None
+
+
+class _Progress:
+    """One transient progress line on stderr, only on a terminal and only once
+    a scan has run for PROGRESS_AFTER seconds: files done, total and files/s."""
+
+    PROGRESS_AFTER = 1.0
+
+    def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.start = time.monotonic()
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                            MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                            TimeElapsedColumn(), console=console, transient=True)
+        self.tasks: dict[str, TaskID] = {}
+        self.shown = False
+
+    def update(self, label: str, done: int, total: int) -> None:
+        elapsed = time.monotonic() - self.start
+        if not self.shown:
+            if elapsed < self.PROGRESS_AFTER:
+                return
+            self.bar.start()
+            self.shown = True
+        rate = f"{done / elapsed:.0f} files/s" if elapsed > 0 else ""
+        if label not in self.tasks:
+            self.tasks[label] = self.bar.add_task(label, total=total, rate=rate)
+        self.bar.update(self.tasks[label], completed=done, total=total, rate=rate)
+
+    def stop(self) -> None:
+        if self.shown:
+            self.bar.stop()
+
+
+def _complete_policy(incomplete: str) -> list[str]:
+    return [p.value for p in ExitPolicy if p.value.startswith(incomplete)]
+
+
+def complete_kinds(incomplete: str) -> list[str]:
+    """Completion of ``KIND,...``: names and codes after the last comma."""
+    from ..api import rules
+
+    head, _, last = incomplete.rpartition(",")
+    prefix = f"{head}," if head else ""
+    words = [w for r in rules() for w in (r.name, r.code)]
+    return [prefix + w for w in words if w.lower().startswith(last.lower())]
 
 
 @app.command("scan")
 def scan_cmd(
     paths: list[str] | None = typer.Argument(
-        None, metavar="[PATH]...",
+        None, metavar="PATH",
         help="safetensors or GGUF files, directories (a Hugging Face cache too), an index or "
              "a grit-manifest.json. Default: the current directory."),
     deep: bool = typer.Option(False, "--deep", help="Also read tensor bytes: digests, "
                               "sparse-metadata order, probes, decode cross-checks."),
-    as_json: bool = typer.Option(False, "--json", help="Print the JSON report."),
-    as_sarif: bool = typer.Option(False, "--sarif", help="Print a SARIF 2.1.0 log."),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.CONCISE, "--output-format", metavar="FORMAT",
+        help="concise (one line per finding, the default), full (explanations and explain "
+             "diffs), json, sarif, github (workflow annotations) or grouped."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --output-format json."),
+    as_sarif: bool = typer.Option(False, "--sarif", help="Same as --output-format sarif."),
+    statistics: bool = typer.Option(False, "--statistics",
+                                    help="Print counts per finding kind instead of the "
+                                         "findings (text formats and json)."),
+    output_file: Path | None = typer.Option(None, "--output-file", metavar="FILE",
+                                            help="Write the report to FILE (no colour), "
+                                                 "not to stdout."),
     policy: str | None = typer.Option(None, "--exit-policy", metavar="graded|simple",
+                                      autocompletion=_complete_policy,
                                       help="graded: 0/1/2/3/4 by severity; simple: 0/1/2 "
                                            "(default: the config file's, else graded)."),
     fail_on: str | None = typer.Option(None, "--fail-on", metavar="WHAT,...",
@@ -56,17 +123,20 @@ def scan_cmd(
                                  help="PATHs are changed files (pre-commit): scan the models "
                                       "they belong to; none passes."),
     select: str | None = typer.Option(None, "--select", metavar="KIND,...",
+                                      autocompletion=complete_kinds,
                                       help="Report only these finding kinds: names, codes "
                                            "(GRIT101) or code prefixes (GRIT1)."),
     ignore: str | None = typer.Option(None, "--ignore", metavar="KIND,...",
+                                      autocompletion=complete_kinds,
                                       help="Do not report these finding kinds (names, codes "
                                            "or prefixes)."),
     jobs: int | None = typer.Option(None, "--jobs", metavar="N",
                                     help="Files read in parallel by --deep (default: CPUs)."),
 ) -> None:
     """Audit checkpoints against GRIT v1 and report what is wrong."""
-    if as_json and as_sarif:
-        raise UsageError("--json and --sarif are exclusive")
+    fmt = output_format_of(output_format, as_json, as_sarif)
+    if statistics and fmt in (OutputFormat.SARIF, OutputFormat.GITHUB):
+        raise UsageError("--statistics works with concise, full, grouped or json")
     if policy is not None and policy not in {p.value for p in ExitPolicy}:
         raise UsageError("--exit-policy takes graded or simple")
     if jobs is not None and jobs < 1:
@@ -86,26 +156,14 @@ def scan_cmd(
             raise typer.Exit(0)
     progress = read_progress = None
     pc = _progress_console()
-    if pc is not None:  # a progress bar on stderr, only on a terminal
-        from rich.progress import Progress
-
-        bar = Progress(console=pc, transient=True)
-        bar.start()
-        tasks: dict[str, object] = {}
-
-        def _update(label: str, done: int, total: int) -> None:
-            if label == "reading" and total < 50:
-                return  # a handful of files needs no bar
-            if label not in tasks:
-                tasks[label] = bar.add_task(label, total=total)
-            bar.update(tasks[label], completed=done, total=total)  # type: ignore[arg-type]
-
+    bar = _Progress(pc) if pc is not None else None
+    if bar is not None:
         def read_progress(done: int, total: int) -> None:
-            _update("reading", done, total)
+            bar.update("reading", done, total)
 
         if deep:
             def progress(done: int, total: int) -> None:
-                _update("--deep", done, total)
+                bar.update("--deep", done, total)
     try:
         report = scan(targets, deep=deep, select=select, ignore=ignore, jobs=jobs,
                       debug=debug_enabled(), progress=progress, read_progress=read_progress,
@@ -116,33 +174,47 @@ def scan_cmd(
     except GritError as exc:
         raise UsageError(str(exc)) from None
     finally:
-        if pc is not None:
+        if bar is not None:
             bar.stop()
     for tb in report.tracebacks:
         sys.stderr.write(tb)
     empty = nothing_found(report)
     if empty is not None:
         error_line(empty)
-        if not (as_json or as_sarif):
+        if fmt not in (OutputFormat.JSON, OutputFormat.SARIF):
             raise typer.Exit(report.exit_code(exit_policy))
-    emit(report, as_json, as_sarif, exit_policy)
+    emit(report, fmt, RenderOptions(policy=exit_policy, statistics=statistics), output_file)
     raise typer.Exit(report.exit_code(exit_policy))
 
 
-def emit(report: Report, as_json: bool, as_sarif: bool, policy: ExitPolicy) -> None:
-    if as_json:
-        emit_json(report.to_json())
-    elif as_sarif:
-        emit_json(sarif.to_sarif(report))
-    else:
-        probe = Console()
-        width = None if probe.is_terminal else 160  # CI logs: do not wrap at 80 columns
-        text.render(report, Console(highlight=False, width=width), policy)
+def output_format_of(fmt: OutputFormat, as_json: bool, as_sarif: bool) -> OutputFormat:
+    """``--json`` and ``--sarif`` are aliases of ``--output-format``."""
+    aliases = [f for f, on in ((OutputFormat.JSON, as_json), (OutputFormat.SARIF, as_sarif))
+               if on]
+    if len(aliases) > 1:
+        raise UsageError("--json and --sarif are exclusive")
+    if aliases and fmt not in (OutputFormat.CONCISE, aliases[0]):
+        raise UsageError(f"--{aliases[0].value} and --output-format {fmt.value} are exclusive")
+    return aliases[0] if aliases else fmt
+
+
+def emit(report: Report, fmt: OutputFormat, options: RenderOptions,
+         output_file: Path | None = None) -> None:
+    """Render ``report`` on stdout, or into ``output_file`` (never coloured)."""
+    if output_file is None:
+        render(report, fmt, sys.stdout, options)
+        return
+    try:
+        with open(output_file, "w", encoding="utf-8") as fh:
+            render(report, fmt, fh, replace(options, color=False))
+    except OSError as exc:
+        raise UsageError(f"--output-file: cannot write {output_file}: "
+                         f"{exc.strerror or exc}") from None
 
 
 @app.command("manifest")
 def manifest_cmd(
-    paths: list[str] | None = typer.Argument(None, metavar="[PATH]...",
+    paths: list[str] | None = typer.Argument(None, metavar="PATH",
                                              help="What to record (default: .)."),
     deep: bool = typer.Option(False, "--deep", help="Also record plane digests."),
     out: Path = typer.Option(Path("grit-manifest.json"), "--out", metavar="FILE",

@@ -64,6 +64,8 @@ def listed(report: Report) -> list[Artifact]:
 
 
 def to_json(report: Report) -> dict[str, Any]:
+    from .formats import next_step, summary_line
+
     counts = Counter(f.severity for f in report.findings)
     ckpt = listed(report)
     return {
@@ -79,7 +81,9 @@ def to_json(report: Report) -> dict[str, Any]:
             "tensors": sum(len(a.tensors) for a in ckpt),
             "quantized": sum(len(a.quantized) for a in ckpt if a.format is not Format.MANIFEST),
             "findings": {s.value: counts.get(s, 0) for s in Severity},
+            "text": summary_line(report),
         },
+        "next_step": next_step(report),
         "artifacts": [artifact_summary(a) for a in ckpt],
         "findings": [f.to_json() for f in report.findings],
         "skipped": report.skipped,

@@ -1,33 +1,170 @@
-"""Rich text rendering: a summary table per artifact, then findings grouped
-by severity with their explanations and explain diffs.  No colour when
-NO_COLOR is set or stdout is not a terminal (rich decides both)."""
+"""The text formats: concise (the default), full and grouped, and the
+``--statistics`` table.
+
+Nothing here hard-wraps: every finding is one logical line (the terminal may
+soft-wrap it, but no newline is ever inserted inside a path or a command), so
+paths and suggested commands can always be copied.  Every string taken from
+a file goes through ``escape.esc``.  Colour only on a terminal, never under
+``NO_COLOR``; ``FORCE_COLOR`` forces it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import re
+from collections import defaultdict
+from typing import Any, TextIO
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from ..rules.finding import Severity
+from ..artifact import Artifact
+from ..rules.finding import Finding, Severity
+from .escape import esc
+from .formats import OutputFormat, RenderOptions, next_step, statistics, summary_line
 from .json_format import artifact_summary, listed
-from .policy import ExitPolicy
 from .report import Report
-
-
-def clean(s: str) -> str:
-    """Control characters (ANSI escapes, NUL, newlines) in names from files
-    are shown escaped, never sent to the terminal."""
-    if s.isprintable():
-        return s
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
-
 
 STYLE = {Severity.STRUCTURAL: "bold red", Severity.DISAGREEMENT: "bold yellow",
          Severity.WARNING: "yellow", Severity.INFO: "dim"}
 TITLE = {Severity.STRUCTURAL: "Structural", Severity.DISAGREEMENT: "Disagreements",
          Severity.WARNING: "Warnings", Severity.INFO: "Information"}
+GROUP_PATHS = 3  # paths shown on a grouped line
+
+
+def use_color(out: TextIO, options: RenderOptions) -> bool:
+    if options.color is not None:
+        return options.color
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return out.isatty()
+
+
+def make_console(out: TextIO, options: RenderOptions) -> Console:
+    """A console that never wraps and styles only when colour is on (with
+    colour off no escape code at all is written: no bold, dim or italic)."""
+    color = use_color(out, options)
+    return Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True,
+                   color_system=("auto" if out.isatty() else "standard") if color else None,
+                   force_terminal=color, width=options.width)
+
+
+def layout_width(out: TextIO, options: RenderOptions) -> int | None:
+    """The width the explain diff is laid out for: the terminal's (``COLUMNS``
+    honoured), or none at all when piped."""
+    if options.width:
+        return options.width
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    if out.isatty():
+        try:
+            return os.get_terminal_size(out.fileno()).columns
+        except OSError:
+            return None
+    return None
+
+
+def location(f: Finding) -> str:
+    return esc(f.path) + (f"::{esc(f.tensor)}" if f.tensor else "")
+
+
+def _line(f: Finding) -> Text:
+    t = Text(location(f), style="bold")
+    t.append(": ")
+    t.append(f.code, style=STYLE[f.severity])
+    t.append(f" {f.kind.value} ")
+    t.append(esc(f.message))
+    return t
+
+
+def _tail(report: Report, console: Console) -> None:
+    console.print()
+    console.print(Text(summary_line(report), style="bold"))
+    step = next_step(report)
+    if step:
+        console.print(Text(f"Next: {esc(step)}"))
+
+
+def _notes(report: Report, console: Console, *, list_skipped: bool) -> None:
+    for m in report.messages:
+        console.print(Text(f"note: {esc(m)}", style="dim"))
+    if report.skipped:
+        if list_skipped:
+            console.print()
+            console.print(Text(f"Skipped ({len(report.skipped)})", style="dim"))
+            for s in report.skipped[:20]:
+                console.print(Text(f"  {esc(s['reason'])}", style="dim"))
+            if len(report.skipped) > 20:
+                console.print(Text(f"  ... and {len(report.skipped) - 20} more", style="dim"))
+        else:
+            console.print(Text(f"note: skipped {len(report.skipped)} path(s) "
+                               "(--output-format full lists them)", style="dim"))
+
+
+def render_format(report: Report, fmt: OutputFormat, out: TextIO,
+                  options: RenderOptions = RenderOptions()) -> None:
+    console = make_console(out, options)
+    if options.statistics:
+        render_statistics(report, console)
+    elif fmt is OutputFormat.FULL:
+        render_full(report, console, layout_width(out, options))
+    elif fmt is OutputFormat.GROUPED:
+        render_grouped(report, console)
+    else:
+        render_concise(report, console)
+    _tail(report, console)
+
+
+def render_concise(report: Report, console: Console) -> None:
+    """One line per finding, ``path[::tensor]: CODE kind message``, by file."""
+    for f in sorted(report.findings, key=lambda f: (f.path, f.severity.rank, f.code,
+                                                    f.tensor or "", f.message)):
+        console.print(_line(f))
+    _notes(report, console, list_skipped=False)
+
+
+def render_statistics(report: Report, console: Console) -> None:
+    for row in statistics(report.findings):
+        t = Text(f"{row['count']:>6}  ")
+        t.append(row["code"], style=STYLE[Severity(row["severity"])])
+        t.append(f"  {row['kind']}")
+        console.print(t)
+
+
+_NUM = re.compile(r"\d+")
+
+
+def _group_key(f: Finding) -> tuple[str, str]:
+    msg = f.message.replace(f.path, "")
+    if f.tensor:
+        msg = msg.replace(f.tensor, "")
+    return f.code, _NUM.sub("#", msg)
+
+
+def render_grouped(report: Report, console: Console) -> None:
+    """The same finding on many files is one line: count, first message and
+    the first paths.  Output is bounded by the number of distinct findings."""
+    groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        groups[_group_key(f)].append(f)
+    for items in sorted(groups.values(), key=lambda g: (g[0].severity.rank, -len(g),
+                                                        g[0].code)):
+        if len(items) == 1:
+            console.print(_line(items[0]))
+            continue
+        f = items[0]
+        paths = sorted({x.path for x in items})
+        t = Text(f.code, style=STYLE[f.severity])
+        t.append(f" {f.kind.value} x{len(items)} in {len(paths)} file(s): ")
+        t.append(esc(f.message))
+        shown = ", ".join(esc(p) for p in paths[:GROUP_PATHS])
+        more = f" and {len(paths) - GROUP_PATHS} more" if len(paths) > GROUP_PATHS else ""
+        t.append(f" [{shown}{more}]", style="dim")
+        console.print(t)
+    _notes(report, console, list_skipped=False)
 
 
 def _grades(s: dict[str, Any]) -> str:
@@ -42,20 +179,25 @@ def _grades(s: dict[str, Any]) -> str:
     return ", ".join(parts) or "-"
 
 
-def render(report: Report, console: Console,
-           policy: ExitPolicy = ExitPolicy.GRADED) -> None:
-    table = Table(title="Artifacts", show_lines=False, expand=False)
-    for col in ("file", "format", "tensors", "quantised", "grades", "descriptor sources"):
-        table.add_column(col, overflow="fold")
-    for a in listed(report):
-        s = artifact_summary(a)
-        src = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "-"
-        fmt_ = a.format.value if a.parsed else f"{a.format.value} (unparsed)"
-        table.add_row(Text(clean(a.path)), fmt_, str(s["n_tensors"]), str(s["n_quantized"]),
-                      Text(clean(_grades(s))), src)
-    console.print(table)
-    for m in report.messages:
-        console.print(Text(f"note: {m}", style="dim"))
+def _artifact_line(a: Artifact) -> Text:
+    """One artifact on one line: the path first and whole, then its facts."""
+    s = artifact_summary(a)
+    src = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "-"
+    fmt_ = a.format.value if a.parsed else f"{a.format.value}, unparsed"
+    t = Text("  ")
+    t.append(esc(a.path), style="bold")
+    t.append(f"  ({fmt_}; {s['n_tensors']} tensors, {s['n_quantized']} quantised; "
+             f"grades {esc(_grades(s))}; sources {src})", style="dim")
+    return t
+
+
+def render_full(report: Report, console: Console, width: int | None = None) -> None:
+    """Artifacts, then the findings by severity with causes, fixes and the
+    explain diffs (laid out vertically where a row would not fit)."""
+    arts = listed(report)
+    console.print(Text(f"Artifacts ({len(arts)})", style="bold"))
+    for a in arts:
+        console.print(_artifact_line(a))
     groups = report.by_severity()
     for sev in Severity:
         items = groups[sev]
@@ -65,45 +207,42 @@ def render(report: Report, console: Console,
         console.print(Text(f"{TITLE[sev]} ({len(items)})", style=STYLE[sev]))
         for f in items:
             head = Text("  ")
-            head.append(f"{f.kind.value}", style=STYLE[sev])
-            head.append(f"  {clean(f.path)}")
-            if f.tensor:
-                head.append(f" :: {clean(f.tensor)}")
+            head.append(f"{f.code} {f.kind.value}", style=STYLE[sev])
+            head.append(f"  {location(f)}")
             console.print(head)
-            console.print(Text(f"    {clean(f.message)}"))
+            console.print(Text(f"    {esc(f.message)}"))
             cause = f.detail.get("likeliest_cause")
             if cause and "Likeliest cause" not in f.message:
-                console.print(Text(f"    Likeliest cause: {cause}", style="italic"))
+                console.print(Text(f"    Likeliest cause: {esc(str(cause))}", style="italic"))
             fix = f.detail.get("suggested_fix")
             if fix:
-                console.print(Text(f"    Fix: {fix}", style="dim"))
+                console.print(Text(f"    Fix: {esc(str(fix))}"))
             ex = f.detail.get("explain")
             if isinstance(ex, dict):
-                _explain(console, ex)
-    if report.skipped:
-        console.print()
-        console.print(Text(f"Skipped ({len(report.skipped)})", style="dim"))
-        for s in report.skipped[:20]:
-            console.print(Text(f"  {clean(s['reason'])}", style="dim"))
-    codes = report.exit_codes
-    console.print()
-    n = sum(1 for f in report.findings if f.counts)
-    console.print(Text(f"{n} finding(s); exit {codes[policy.value]} ({policy.value} policy; graded "
-                       f"{codes['graded']}, simple {codes['simple']})"))
+                _explain(console, ex, width)
+    _notes(report, console, list_skipped=True)
 
 
-def _explain(console: Console, ex: dict[str, Any]) -> None:
-    """The differing fields of an explain diff, one per line: A -> B."""
+def _explain(console: Console, ex: dict[str, Any], width: int | None) -> None:
+    """The differing fields of an explain diff: ``field  A -> B`` on one line
+    when it fits, else the field with A and B on lines of their own."""
     rows = [r for r in ex.get("fields", []) if not r["same"]]
     if not rows:
         return
-    console.print(Text(f"    A = {clean(ex['a']['label'])}", style="dim"))
-    console.print(Text(f"    B = {clean(ex['b']['label'])}", style="dim"))
+    console.print(Text(f"    A = {esc(str(ex['a']['label']))}", style="dim"))
+    console.print(Text(f"    B = {esc(str(ex['b']['label']))}", style="dim"))
     for r in rows:
+        a, b = esc(str(r["a"])), esc(str(r["b"]))
         tail = "   (note: not hashed)" if not r.get("hashed", True) else ""
-        line = Text(f"      {r['field']:<18} ")
-        line.append(r["a"])
-        line.append("  ->  ", style="dim")
-        line.append(r["b"])
-        line.append(tail, style="dim")
-        console.print(line)
+        flat = f"      {r['field']:<18} {a}  ->  {b}{tail}"
+        if width is None or len(flat) <= width:
+            line = Text(f"      {r['field']:<18} ")
+            line.append(a)
+            line.append("  ->  ", style="dim")
+            line.append(b)
+            line.append(tail, style="dim")
+            console.print(line)
+        else:
+            console.print(Text(f"      {r['field']}{tail}"))
+            console.print(Text(f"        A: {a}"))
+            console.print(Text(f"        B: {b}"))

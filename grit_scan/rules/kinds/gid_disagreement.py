@@ -9,6 +9,7 @@ together with one diff.
 
 from __future__ import annotations
 
+import shlex
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -139,7 +140,8 @@ def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
              "agreeing_paths": list(side_a), "other_tensor": q1.name, "compared_as": why,
              "differences": list(diffs), "explain": ex.to_json(),
              "likeliest_cause": _cause(diffs, ex.decode_equivalent),
-             "suggested_fix": f"grit explain '{a1.path}::{q1.name}' '{a2.path}::{q2.name}'"}))
+             "suggested_fix": shlex.join(["grit", "explain", f"{a1.path}::{q1.name}",
+                                          f"{a2.path}::{q2.name}"])}))
     return out
 
 

@@ -1,0 +1,129 @@
+"""The output formats of ``grit scan`` and the one dispatch that renders them.
+
+Every format ends with the same summary ("Found 7 findings: 1 structural,
+3 disagreements, 3 warnings in 3 of 3 files") and, when there is something
+to do, a next step: the exact ``grit explain`` command a finding suggests,
+or ``grit rule KIND`` for the most serious finding.  The machine formats
+carry both as fields (JSON ``summary.text`` and ``next_step``; SARIF
+``runs[0].properties``) so their documents stay parseable.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from ..rules.finding import Finding, Severity
+from .policy import ExitPolicy
+from .report import Report
+
+
+class OutputFormat(str, enum.Enum):
+    """``--output-format`` values (docs/cli.md)."""
+
+    CONCISE = "concise"  # one line per finding, grouped by file (the default)
+    FULL = "full"  # artifacts, explanations, fixes and explain diffs
+    JSON = "json"  # docs/json-report.md
+    SARIF = "sarif"  # SARIF 2.1.0 for code scanning
+    GITHUB = "github"  # GitHub Actions workflow annotations
+    GROUPED = "grouped"  # the same finding on many files collapses into one line
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_document(self) -> bool:
+        """A single JSON document (no trailing text lines)."""
+        return self in (OutputFormat.JSON, OutputFormat.SARIF)
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    policy: ExitPolicy = ExitPolicy.GRADED
+    statistics: bool = False
+    color: bool | None = None  # None: decide from the stream and NO_COLOR / FORCE_COLOR
+    width: int | None = None  # None: the terminal's (COLUMNS honoured), unbounded when piped
+
+
+_NOUN = {Severity.STRUCTURAL: ("structural", "structural"),
+         Severity.DISAGREEMENT: ("disagreement", "disagreements"),
+         Severity.WARNING: ("warning", "warnings"),
+         Severity.INFO: ("info", "info")}
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def files_total(report: Report) -> int:
+    from .json_format import listed
+
+    return len(listed(report))
+
+
+def summary_line(report: Report) -> str:
+    """``Found 7 findings: 1 structural, 3 disagreements, 3 warnings in 3 of 5 files``."""
+    total = files_total(report)
+    fs = report.findings
+    if not fs:
+        return f"No findings in {_plural(total, 'file', 'files')}"
+    counts = Counter(f.severity for f in fs)
+    parts = [_plural(counts[s], *_NOUN[s]) for s in Severity if counts[s]]
+    with_findings = len({f.path for f in fs})
+    return (f"Found {_plural(len(fs), 'finding', 'findings')}: {', '.join(parts)} "
+            f"in {with_findings} of {_plural(max(total, with_findings), 'file', 'files')}")
+
+
+def next_step(report: Report) -> str | None:
+    """What to run next: the exact command a finding of the most serious class
+    suggests (``grit explain ...``), else ``grit rule KIND`` for the first one."""
+    fs = report.findings
+    if not fs:
+        return None
+    worst = min(f.severity.rank for f in fs)
+    for f in fs:
+        fix = f.detail.get("suggested_fix")
+        if f.severity.rank == worst and isinstance(fix, str) and fix.startswith("grit "):
+            return fix
+    return f"grit rule {fs[0].kind.value}"
+
+
+def statistics(findings: list[Finding]) -> list[dict[str, Any]]:
+    """Counts per kind, most frequent first (as ``ruff --statistics``)."""
+    counts = Counter((f.code, f.kind.value, f.severity.value) for f in findings)
+    return [{"code": c, "kind": k, "severity": s, "count": n}
+            for (c, k, s), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))]
+
+
+def dumps(doc: Any) -> str:
+    """A JSON document as printed: ASCII only, so no raw control byte or bidi
+    character from a file ever reaches the output (they appear as ``\\u001b``)."""
+    return json.dumps(doc, indent=2, ensure_ascii=True, default=str) + "\n"
+
+
+def render(report: Report, fmt: OutputFormat, out: TextIO,
+           options: RenderOptions = RenderOptions()) -> None:
+    """Write ``report`` to ``out`` in ``fmt``."""
+    if fmt is OutputFormat.JSON:
+        if options.statistics:
+            out.write(dumps({"statistics": statistics(report.findings),
+                             "summary": summary_line(report), "next_step": next_step(report)}))
+        else:
+            out.write(dumps(report.to_json()))
+        return
+    if fmt is OutputFormat.SARIF:
+        from .sarif import to_sarif
+
+        out.write(dumps(to_sarif(report)))
+        return
+    if fmt is OutputFormat.GITHUB:
+        from .github import render as render_github
+
+        render_github(report, out, options)
+        return
+    from . import text
+
+    text.render_format(report, fmt, out, options)
