@@ -18,11 +18,13 @@ from .codec.fnv import compiled_backend
 from .parsers import manifest as manifest_mod
 from .parsers import readers, tree
 from .parsers.planes import open_planes
+from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.report import Report, from_scan
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
-__all__ = ["ReadError", "Rule", "load_tensor", "lookup", "rules", "scan", "split_spec",
-           "tensor_bytes", "write_manifest"]
+__all__ = ["MissingExtra", "ReadError", "RemoteOptions", "Rule", "is_url", "load_tensor",
+           "lookup", "rules", "scan", "scan_model", "split_spec", "tensor_bytes",
+           "write_manifest"]
 
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
@@ -37,11 +39,16 @@ def scan(
     debug: bool = False,
     progress: Progress | None = None,
     read_progress: Progress | None = None,
+    remote: RemoteOptions | None = None,
 ) -> Report:
     """Scan files, directories or manifests and return the report.
 
     ``select``/``ignore`` take kind names, codes (GRIT101) or code prefixes
-    (GRIT1); ``progress``/``read_progress`` are called with (done, total)."""
+    (GRIT1); ``progress``/``read_progress`` are called with (done, total).
+    ``paths`` may hold URLs (``hf://ORG/REPO[@REV][/PATH]``, ``https://``,
+    ``s3://``): ``remote`` sets their timeouts, retries and byte budget.
+    Raises MissingExtra (a GritError) when a URL needs an extra that is not
+    installed."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     roots = [os.fspath(p) for p in paths] or ["."]
@@ -56,7 +63,7 @@ def scan(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        data = tree.collect(roots, deep=deep, progress=read_progress)
+        data = tree.collect(roots, deep=deep, progress=read_progress, remote_options=remote)
         findings = runner.run(data, open_planes if deep else None, progress, n_jobs)
     finally:
         if was_enabled:
@@ -132,3 +139,29 @@ def write_manifest(paths: Sequence[PathLike], out: PathLike, deep: bool = False
     return len(entries), sum(len(e["tensors"]) for e in entries)
 
 
+
+
+def scan_model(target: str, deep: bool = False, remote: RemoteOptions | None = None,
+               select: str | None = None, ignore: str | None = None) -> dict[str, object]:
+    """Scan one target (a path, a URL or a bare ``ORG/REPO`` Hub id) as one
+    model: the per-model function of ``grit sweep``, run in worker processes
+    or as Dask tasks.  Returns ``{"target", "exit_code", "report"}`` (the
+    ``scan --json`` object) or ``{"target", "error"}``; never raises for the
+    target's contents."""
+    from .report.policy import ExitPolicy
+
+    root = target
+    if not is_url(target) and not os.path.exists(target) and _looks_like_repo_id(target):
+        root = "hf://" + target
+    try:
+        report = scan([root], deep=deep, select=select, ignore=ignore, jobs=1, remote=remote)
+    except (GritValueError, MissingExtra, ReadError) as exc:
+        return {"target": target, "error": str(exc)}
+    return {"target": target, "exit_code": report.exit_code(ExitPolicy.GRADED),
+            "report": report.to_json()}
+
+
+def _looks_like_repo_id(target: str) -> bool:
+    import re
+
+    return re.fullmatch(r"[\w.-]+/[\w.-]+(@[^/\s]+)?", target) is not None
