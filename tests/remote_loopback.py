@@ -78,13 +78,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
                rng: str | None = None) -> None:
+        # recorded before the reply goes out: the client may be done before
+        # this thread runs again
+        self.box.record(Hit(self.path, rng, status, len(body), self.headers.get("Authorization")))
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.box.record(Hit(self.path, rng, status, len(body), self.headers.get("Authorization")))
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server hook name
         parts = urlsplit(self.path)
@@ -155,9 +157,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             cut = body[:fault["reset_after"]]
+            self.box.record(Hit(self.path, rng, 206, len(cut), None))
             self.wfile.write(cut)
             self.wfile.flush()
-            self.box.record(Hit(self.path, rng, 206, len(cut), None))
             self.close_connection = True
             import socket
 

@@ -64,7 +64,7 @@ def error_line(message: str) -> None:
 
 
 def register() -> None:
-    from . import codec_cmds, codec_ops, rule_cmd, scan_cmds  # noqa: F401  (register commands)
+    from . import codec_cmds, codec_ops, rule_cmd, scan_cmds, sweep_cmd  # noqa: F401  (register)
 
 
 def main(argv: list[str] | None = None) -> int:

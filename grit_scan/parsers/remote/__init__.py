@@ -102,11 +102,13 @@ def is_url(target: str) -> bool:
 
 def require(module: str, extra: str, url: str) -> None:
     """Raise MissingExtra (one line naming the extra) when ``module`` is absent."""
-    import importlib.util
+    import importlib
 
-    if importlib.util.find_spec(module) is None:
-        raise MissingExtra(f"{url}: {scheme(url)}:// needs the {module} package: "
-                           f"pip install 'grit-scan[{extra}]'")
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(f"{url}: {scheme(url)}:// URLs need the {module} package: "
+                           f"pip install 'grit-scan[{extra}]'") from None
 
 
 def open_source(url: str, opts: RemoteOptions | None = None,
