@@ -86,6 +86,13 @@ def _local(fn: Callable[[str], dict[str, Any]], targets: list[str], jobs: int
                     pending.add(pool.submit(fn, nxt))
 
 
+BATCH = 16
+
+
+def _batch(fn: Callable[[str], dict[str, Any]], targets: list[str]) -> list[dict[str, Any]]:
+    return [fn(t) for t in targets]
+
+
 def _dask(fn: Callable[[str], dict[str, Any]], targets: list[str], address: str
           ) -> Iterator[dict[str, Any]]:
     try:
@@ -94,16 +101,20 @@ def _dask(fn: Callable[[str], dict[str, Any]], targets: list[str], address: str
         raise UsageError("--dask needs dask.distributed: pip install 'grit-scan[sweep]'"
                          ) from None
     try:
-        client = Client(address, timeout="30s")
+        client = Client(address, timeout="30s")  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError, ValueError) as exc:
         raise UsageError(f"--dask {address}: cannot connect to the scheduler: {exc}") from None
     try:
-        futures = client.map(fn, targets, pure=False)
-        for fut in as_completed(futures):
-            yield fut.result()
+        # batches amortise the per-task scheduling cost over several small models
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        size = max(1, min(BATCH, len(targets) // (8 * workers)))
+        batches = [targets[i:i + size] for i in range(0, len(targets), size)]
+        futures = client.map(partial(_batch, fn), batches, pure=False)
+        for fut in as_completed(futures):  # type: ignore[no-untyped-call]
+            yield from fut.result()
             fut.release()
     finally:
-        client.close()
+        client.close()  # type: ignore[no-untyped-call]
 
 
 @app.command("sweep")

@@ -57,8 +57,7 @@ def _kind(name: str) -> Format | None:
 
 def _failed(art: Artifact, exc: RemoteError) -> Artifact:
     art.parsed = False
-    art.issue(IssueCode.UNPARSEABLE, str(exc), url=exc.url,
-              **({"http_status": exc.status} if exc.status is not None else {}))
+    art.issue(IssueCode.UNPARSEABLE, str(exc), url=exc.url, http_status=exc.status)
     return art
 
 

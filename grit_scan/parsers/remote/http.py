@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import http.client
 import re
-import socket
 import time
 import urllib.parse
 from collections.abc import Mapping
@@ -108,7 +107,7 @@ def _get_once(url: str, headers: dict[str, str], opts: RemoteOptions, budget: Bu
                 raise RemoteError(f"{shown}: HTTP {status} {resp.reason}".rstrip(), shown,
                                   status)
             return status, hdrs, _read_body(resp, hdrs, limit, budget, shown)
-        except (TimeoutError, socket.timeout) as exc:
+        except TimeoutError as exc:
             raise _Transient(f"timed out after {opts.timeout:g} s ({exc})", None) from None
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
             if isinstance(exc, RemoteError):
