@@ -20,14 +20,16 @@ from .config import Settings, settings_from_table
 from .parsers import gritconfig, readers, staged, tree
 from .parsers import manifest as manifest_mod
 from .parsers.planes import open_planes
+from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
 from .report.report import Report, from_scan
 from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
-__all__ = ["FailOn", "ManifestRefused", "NoSuchPath", "ReadError", "Rule", "Settings",
-           "load_settings", "load_tensor", "lookup", "model_roots", "rules", "scan",
-           "nothing_found", "split_spec", "tensor_bytes", "write_manifest"]
+__all__ = ["FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath", "ReadError",
+           "RemoteOptions", "Rule", "Settings", "is_url", "load_settings", "load_tensor",
+           "lookup", "model_roots", "nothing_found", "rules", "scan", "scan_model",
+           "split_spec", "tensor_bytes", "write_manifest"]
 
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
@@ -44,6 +46,7 @@ def scan(
     read_progress: Progress | None = None,
     fail_on: str | Iterable[str] | FailOn | None = None,
     settings: Settings | None = None,
+    remote: RemoteOptions | None = None,
 ) -> Report:
     """Scan files, directories or manifests and return the report.
 
@@ -51,12 +54,16 @@ def scan(
     (GRIT1); ``fail_on`` severities or kinds (which findings set the exit
     code); each overrides what ``settings`` (a config file,
     ``load_settings``) says.  ``progress``/``read_progress`` are called with
-    (done, total).  Raises NoSuchPath for a path that does not exist."""
+    (done, total).  ``paths`` may hold URLs (``hf://ORG/REPO[@REV][/PATH]``,
+    ``https://``, ``s3://``): ``remote`` sets their timeouts, retries and
+    byte budget.  Raises NoSuchPath for a local path that does not exist, and
+    MissingExtra (a GritError) when a URL needs an extra that is not
+    installed."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     roots = staged.dedupe([os.fspath(p) for p in paths] or ["."])
     for r in roots:
-        if not os.path.lexists(r):
+        if not is_url(r) and not os.path.lexists(r):
             raise NoSuchPath(f"{r}: no such file or directory")
     cfg = settings or Settings()
     sel = parse_selection(select, "--select") if select is not None else cfg.select
@@ -77,7 +84,7 @@ def scan(
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        data = tree.collect(roots, deep=deep, progress=read_progress)
+        data = tree.collect(roots, deep=deep, progress=read_progress, remote_options=remote)
         findings = runner.run(data, open_planes if deep else None, progress, n_jobs)
     finally:
         if was_enabled:
@@ -247,3 +254,29 @@ def nothing_found(report: Report) -> str | None:
     if any(a.format is Format.MANIFEST for a in report.artifacts):
         return None
     return "no checkpoint found under " + ", ".join(report.roots) + _skipped_summary(report)
+
+
+def scan_model(target: str, deep: bool = False, remote: RemoteOptions | None = None,
+               select: str | None = None, ignore: str | None = None) -> dict[str, object]:
+    """Scan one target (a path, a URL or a bare ``ORG/REPO`` Hub id) as one
+    model: the per-model function of ``grit sweep``, run in worker processes
+    or as Dask tasks.  Returns ``{"target", "exit_code", "report"}`` (the
+    ``scan --json`` object) or ``{"target", "error"}``; never raises for the
+    target's contents."""
+    from .report.policy import ExitPolicy
+
+    root = target
+    if not is_url(target) and not os.path.exists(target) and _looks_like_repo_id(target):
+        root = "hf://" + target
+    try:
+        report = scan([root], deep=deep, select=select, ignore=ignore, jobs=1, remote=remote)
+    except (GritValueError, MissingExtra, ReadError) as exc:
+        return {"target": target, "error": str(exc)}
+    return {"target": target, "exit_code": report.exit_code(ExitPolicy.GRADED),
+            "report": report.to_json()}
+
+
+def _looks_like_repo_id(target: str) -> bool:
+    import re
+
+    return re.fullmatch(r"[\w.-]+/[\w.-]+(@[^/\s]+)?", target) is not None

@@ -103,7 +103,7 @@ def error_line(message: str) -> None:
 
 
 # Command modules, in the order help lists them: scan first.
-COMMAND_MODULES = ("scan_cmds", "rule_cmd", "codec_cmds", "codec_ops")
+COMMAND_MODULES = ("scan_cmds", "sweep_cmd", "rule_cmd", "codec_cmds", "codec_ops")
 
 
 def register() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from ..artifact import Artifact, IssueCode
 from ..names import Declared, applies, pattern_matches  # noqa: F401 - re-exported
 from .fileio import ReadError, SafeFile
+from .interface import ByteSource
 
 MAX_JSON = 64 * 1024 * 1024  # a config or index larger than this is refused unread
 CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
@@ -38,6 +39,27 @@ def read_json(path: str, art: Artifact) -> Any | None:
                 return None
     except ReadError as exc:
         art.issue(IssueCode.SKIPPED, str(exc))
+        art.parsed = False
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        art.issue(IssueCode.UNPARSEABLE, f"not valid JSON: {exc}")
+        art.parsed = False
+        return None
+
+
+def read_json_source(source: ByteSource, art: Artifact) -> Any | None:
+    """``read_json`` over any ByteSource (a remote config or index)."""
+    try:
+        if source.size > MAX_JSON:
+            art.issue(IssueCode.UNPARSEABLE, f"{source.size:,} bytes is too large for a JSON "
+                      f"file (limit {MAX_JSON:,}); not parsed")
+            art.parsed = False
+            return None
+        raw = source.read_at(0, source.size)
+    except ReadError as exc:
+        art.issue(IssueCode.UNPARSEABLE, str(exc))
         art.parsed = False
         return None
     try:

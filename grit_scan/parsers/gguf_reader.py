@@ -83,7 +83,11 @@ class _Reader:
     def _refill(self, need: int) -> None:
         self.win_start = self.pos
         self.win = self.f.read_at(self.pos, max(need, self.next_window))
-        self.next_window = min(WINDOW_MAX, self.next_window * 2)
+        # read-ahead is at most an eighth of what was consumed: over a ranged
+        # source the bytes fetched stay within 1.125x the header, and a
+        # skipped array the window does not cover is jumped over, not fetched
+        self.next_window = min(WINDOW_MAX, self.next_window * 2,
+                               max(WINDOW_START, self.pos // 8))
 
     def remaining(self) -> int:
         return self.f.size - self.pos

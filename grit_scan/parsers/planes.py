@@ -108,7 +108,13 @@ def _plane_refs(q: QTensor) -> list[PlaneRef | None] | None:
 
 @contextmanager
 def open_planes(art: Artifact) -> Iterator[SourcePlanes]:
-    """The plane reader of one local artifact (raises ReadError)."""
+    """The plane reader of one artifact, local or remote (raises ReadError)."""
+    from .remote.collect import OPENERS
+
+    opener = OPENERS.get(art.abs_path)
+    if opener is not None:
+        yield SourcePlanes(opener())
+        return
     with SafeFile(art.abs_path) as f:
         planes = SourcePlanes(f, SafeFile)
         try:

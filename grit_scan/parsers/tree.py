@@ -25,6 +25,7 @@ from . import configs, index, models, readers
 from .fileio import SafeFile
 from .interface import SNIFF_BYTES, ReadContext
 from .manifest import attach_expected, read_manifest
+from .remote import RemoteOptions, is_url
 from .roles import role_function
 from .skips import (
     INDEX_SUFFIX,
@@ -308,11 +309,22 @@ def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable
 
 
 def collect(paths: list[str], deep: bool = False,
-            progress: Callable[[int, int], None] | None = None) -> ScanInput:
-    """Read everything under ``paths`` (files, directories, manifests).
-    ``progress(done, total)`` is called as checkpoint files are read."""
+            progress: Callable[[int, int], None] | None = None,
+            remote_options: RemoteOptions | None = None) -> ScanInput:
+    """Read everything under ``paths`` (files, directories, manifests, and
+    URLs through parsers/remote).  ``progress(done, total)`` is called as
+    checkpoint files are read."""
     scan = ScanInput(roots=list(paths), deep=deep)
+    budget = None
     for p in paths:
+        if is_url(p):  # hf://, https://, s3://, ...: parsers/remote/collect.py
+            from .remote import Budget
+            from .remote.collect import collect_url
+
+            opts = remote_options or RemoteOptions()
+            budget = budget or Budget(opts.budget)
+            collect_url(p, scan, opts, budget, progress)
+            continue
         try:
             st = os.stat(p)
         except OSError as exc:

@@ -1,0 +1,138 @@
+"""Remote and sweep benchmarks (ratios in one run; docs/performance.md).
+
+    .venv/bin/python bench/remote.py [--models 1000]
+
+1. safetensors over HTTP: a 100-shard repository on the loopback Hub;
+   requests per file and bytes fetched against header bytes.
+2. GGUF with a 150k-token vocabulary over HTTP: bytes fetched / header bytes.
+3. grit sweep of N small models: a 2-worker dask LocalCluster against
+   --jobs 2 locally (wall-time ratio).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from remote_loopback import Loopback  # noqa: E402
+
+import grit_scan  # noqa: E402
+from grit_scan.parsers.remote import SPECULATIVE  # noqa: E402
+
+
+def shards(tmp: Path, n: int = 100) -> None:
+    d = tmp / "shards"
+    d.mkdir()
+    wm = {}
+    heads = 0
+    for s in range(n):
+        name = f"model-{s + 1:05d}-of-{n:05d}.safetensors"
+        header, off = {}, 0
+        n_t = 150 + 40 * (s % 25)  # headers from ~15 kB to ~110 kB
+        for i in range(n_t):
+            t = f"model.layers.{s}.mlp.experts.{i}.down_proj.weight"
+            header[t] = {"dtype": "BF16", "shape": [64, 64], "data_offsets": [off, off + 8192]}
+            wm[t] = name
+            off += 8192
+        raw = json.dumps(header).encode()
+        with open(d / name, "wb") as fh:
+            fh.write(struct.pack("<Q", len(raw)) + raw)
+            fh.truncate(8 + len(raw) + off)
+        heads += 8 + len(raw)
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
+    srv = Loopback(repos={"b/shards": str(d)}).start()
+    os.environ["HF_ENDPOINT"] = srv.url
+    grit_scan.scan(["hf://b/shards"], jobs=1)
+    hits = [h for h in srv.data_hits() if ".safetensors?" in h.path]
+    fetched = sum(h.sent for h in hits)
+    print(f"safetensors, {n} shards over HTTP: {len(hits) / n:.2f} data requests per file "
+          f"(bound 2); fetched {fetched:,} B, header bytes {heads:,} B; "
+          f"fetched / (1.1 x header + {SPECULATIVE:,} B per file) = "
+          f"{fetched / (1.1 * heads + n * SPECULATIVE):.3f} (bound 1)")
+    srv.stop()
+
+
+def gguf_vocab(tmp: Path, n: int = 150_000) -> None:
+    import gguf
+    import numpy as np
+
+    d = tmp / "gguf"
+    d.mkdir()
+    w = gguf.GGUFWriter(str(d / "model.gguf"), "llama")
+    w.add_token_list([f"token-{i:07d}" for i in range(n)])
+    w.add_token_scores([float(i) for i in range(n)])
+    w.add_token_types([1] * n)
+    w.add_token_merges([f"t{i} x{i}" for i in range(n)])
+    for i in range(4):
+        w.add_tensor(f"blk.{i}.attn_q.weight", np.zeros((256, 4096), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    srv = Loopback(repos={"b/gguf": str(d)}).start()
+    os.environ["HF_ENDPOINT"] = srv.url
+    rep = grit_scan.scan(["hf://b/gguf"], jobs=1)
+    hb = rep.artifacts[0].metadata["header_bytes"]
+    hits = srv.data_hits()
+    fetched = sum(h.sent for h in hits)
+    print(f"GGUF, {n:,}-token vocabulary over HTTP: header {hb:,} B, fetched {fetched:,} B in "
+          f"{len(hits)} requests; ratio {fetched / hb:.3f} (bound 1.2); file "
+          f"{rep.artifacts[0].size:,} B")
+    srv.stop()
+
+
+def sweep(tmp: Path, n: int) -> None:  # noqa: C901
+    from distributed import LocalCluster
+
+    src = ROOT / "fixtures" / "sample" / "llama-mxfp4"
+    lst = []
+    for i in range(n):
+        d = tmp / "models" / f"m{i:04d}"
+        shutil.copytree(src, d)
+        lst.append(str(d))
+    (tmp / "targets.txt").write_text("\n".join(lst))
+    base = [sys.executable, "-m", "grit_scan", "sweep", "--from", str(tmp / "targets.txt")]
+
+    def run(extra: list[str], out: str) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(base + ["--out", str(tmp / out)] + extra, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return time.perf_counter() - t0
+
+    local = run(["--jobs", "2"], "local.jsonl")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        dask = run(["--dask", cluster.scheduler_address], "dask.jsonl")
+
+    def rows(name: str) -> dict[str, object]:
+        return {json.loads(x)["target"]: json.loads(x)
+                for x in (tmp / name).read_text().splitlines()}
+
+    same = rows("local.jsonl") == rows("dask.jsonl")
+    print(f"sweep of {n} models: --jobs 2 {local:.1f} s, 2-worker LocalCluster {dask:.1f} s; "
+          f"ratio {dask / local:.2f} (goal 1.3); reports identical: {same}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", type=int, default=1000)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        shards(tmp)
+        gguf_vocab(tmp)
+        sweep(tmp, args.models)
+
+
+if __name__ == "__main__":
+    main()
