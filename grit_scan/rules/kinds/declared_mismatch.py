@@ -40,6 +40,8 @@ FORMAT_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "float-quantized": ("fp8-per-tensor", "fp8-per-channel", "fp8-per-group", "fp8-block"),
     "naive-quantized": ("fp8-per-tensor", "fp8-per-channel", "fp8-per-group", "fp8-block"),
     "pack-quantized": ("compressed-tensors-pack-quantized",),
+    "int-quantized": ("compressed-tensors-int",),
+    "mxfp8-quantized": ("compressed-tensors-mxfp8",),
 }
 METHOD_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "mxfp4": ("gpt-oss-mxfp4",),
@@ -47,7 +49,8 @@ METHOD_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "awq": ("awq",),
     "fp8": ("fp8-per-tensor", "fp8-per-channel", "fp8-block", "fp8-per-group"),
     "fbgemm_fp8": ("fp8-per-channel",),
-    "bitsandbytes": ("bitsandbytes-nf4", "bitsandbytes-fp4", "bitsandbytes-4-bit"),
+    "bitsandbytes": ("bitsandbytes-nf4", "bitsandbytes-fp4", "bitsandbytes-4-bit",
+                     "bitsandbytes-int8"),
     "modelopt": ("modelopt-nvfp4", "fp8-per-tensor", "fp8-per-channel"),
 }
 ALGO_CONVENTIONS: dict[str, tuple[str, ...]] = {
