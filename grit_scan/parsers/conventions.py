@@ -310,10 +310,10 @@ def _ct_int(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str]) -> None:
     per I8 byte, a float scale per tensor / channel / group, and (asymmetric)
     a weight_zero_point; decode ``(q - zp) * scale`` in the scale's dtype.
 
-    8-bit is ``e=s8``.  A declared 4-bit scheme stores each value
-    sign-extended in its byte: that is ``e=s4,ct=pad8`` (§3.4), whose §2.4
-    decode masks the code to its 4 bits, so the sign-extended high nibble
-    decodes exactly.  Zero points: an I8 plane is ``zp=s8``; a sub-byte zero
+    Every width is ``e=s8``: a declared 4-bit scheme stores each value
+    sign-extended in its byte, which is exactly that s8 code (the narrower
+    ``e=s4,ct=pad8`` would make the descriptor depend on the config, which a
+    single-file decode does not read).  Zero points: an I8 plane is ``zp=s8``; a sub-byte zero
     point stored sign-extended is not the zero-extended CT_PAD8 §3.4 requires."""
     wt, st = ctx.tensors[w], ctx.tensors[sc]
     sdt = SCALE_TOKENS.get(st.dtype)
@@ -324,8 +324,10 @@ def _ct_int(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str]) -> None:
                       f"scale {list(st.shape)} is not an int-quantized layout this scanner "
                       "knows", tensor=mod)
         return
+    # Always s8: the descriptor must not depend on the config (decode of one file
+    # reads none), and every b-bit value sign-extended into an int8 byte is that s8.
     bits = (ctx.declared or {}).get("bits")
-    elem, ct = ("s4", ",ct=pad8") if bits == 4 else ("s8", "")
+    elem, ct = "s8", ""
     zp = parts.get(".weight_zero_point")
     names = [w, sc] + ([zp] if zp else [])
     if zp is not None and (elem != "s8" or ctx.tensors[zp].dtype != "I8"
@@ -341,9 +343,9 @@ def _ct_int(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str]) -> None:
     q = _q(ctx, mod, w, tuple(wt.shape), g, "compressed-tensors-int")
     q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None,
                 ctx.ref(zp, lay.broadcast) if zp else None]
-    if elem == "s4":
-        q.notes.append("4-bit values stored one per byte, sign-extended: e=s4,ct=pad8; §2.4 "
-                       "masks each code to 4 bits, so the high nibble does not change decode")
+    if isinstance(bits, int) and bits < 8:
+        q.notes.append(f"{bits}-bit values stored one per byte, sign-extended: each byte is "
+                       "the s8 code of its value")
     ctx.add(q, *names)
 
 

@@ -103,7 +103,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
                 continue  # a GRIT header outranks the config; explain covers it
             bits, k0 = _bits_group(q)
             db, dg = dec.get("bits"), dec.get("group_size")
-            if isinstance(db, int) and bits is not None and db != bits and q.desc is not None:
+            # compressed-tensors int-quantized keeps b-bit values in int8 bytes (e=s8):
+            # a declared b < 8 is not contradicted by the header
+            narrow = q.convention == "compressed-tensors-int" and isinstance(db, int) and db < 8
+            if isinstance(db, int) and bits is not None and db != bits and q.desc is not None \
+                    and not narrow:
                 mism[("bits", str(db), str(bits))].append((a, q))
             if isinstance(dg, int) and dg > 0 and k0 is not None and dg != k0:
                 mism[("group_size", str(dg), str(k0))].append((a, q))
