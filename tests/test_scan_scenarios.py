@@ -22,7 +22,7 @@ SCHEMA = json.loads((ROOT / "docs" / "scan-report.schema.json").read_text())
 # scenario -> (deep, {kind: severity}, {kind: tensors that must be named}, graded, simple)
 SCENARIOS = {
     "conventions/gpt-oss-mxfp4": (False, {"inferred_descriptor": "warning"}, {}, 3, 1),
-    "conventions/ct-nvfp4": (False, {"inferred_descriptor": "warning"}, {}, 3, 1),
+    "conventions/ct-nvfp4": (False, {"not_representable": "warning"}, {}, 3, 1),
     "conventions/modelopt-nvfp4": (False, {"inferred_descriptor": "warning"}, {}, 3, 1),
     "conventions/ct-mxfp4": (False, {"inferred_descriptor": "warning"}, {}, 3, 1),
     "conventions/fp8-per-tensor": (False, {"inferred_descriptor": "warning",
@@ -32,7 +32,8 @@ SCENARIOS = {
     "conventions/fp8-block": (False, {"not_representable": "warning"},
                               {"not_representable": ["model.layers.0.mlp.gate_proj.weight"]},
                               3, 1),
-    "conventions/gptq": (False, {"not_representable": "warning"},
+    "conventions/gptq": (False, {"not_representable": "warning",
+                                 "zp_convention_unverified": "warning"},
                          {"not_representable": ["model.layers.0.self_attn.q_proj.weight"]}, 3, 1),
     "conventions/awq": (False, {"not_representable": "warning"}, {}, 3, 1),
     "conventions/bnb-nf4": (False, {"not_representable": "warning"}, {}, 3, 1),
@@ -56,8 +57,11 @@ SCENARIOS = {
     "broken/declared-contradicts": (False, {"declared_mismatch": "disagreement",
                                             "inferred_descriptor": "warning"}, {}, 2, 1),
     "broken/stale-config": (False, {"declared_mismatch": "disagreement"}, {}, 2, 1),
-    "broken/gptq-unmarked": (False, {"undeclared_zp_convention": "disagreement",
-                                     "not_representable": "warning"}, {}, 2, 1),
+    "broken/gptq-unmarked": (False, {"zp_convention_unverified": "warning",
+                                     "not_representable": "warning"}, {}, 3, 1),
+    "producers/gptq/m2-declares-v1-stores-v2": (
+        True, {"zp_convention_mismatch": "disagreement", "not_representable": "warning"},
+        {}, 2, 1),
     "broken/partial-quantization": (False, {"partial_quantization": "warning",
                                             "inferred_descriptor": "warning"},
                                     {"partial_quantization":

@@ -144,7 +144,7 @@ def _normalise(qc: dict[str, Any], where: str) -> Declared:
     d["weight_block_size"] = wbs if isinstance(wbs, list) else None
     if method == "compressed-tensors":
         groups = qc.get("config_groups")
-        fmts, gsz, nbits, types = set(), set(), set(), set()
+        fmts, gsz, nbits, types, blocks = set(), set(), set(), set(), set()
         if isinstance(groups, dict):
             for g in groups.values():
                 if not isinstance(g, dict):
@@ -158,6 +158,9 @@ def _normalise(qc: dict[str, Any], where: str) -> Declared:
                     nbits.add(w["num_bits"])
                 if isinstance(w.get("type"), str):
                     types.add(w["type"])
+                bs = w.get("block_structure")
+                if isinstance(bs, list) and all(_int(x) is not None for x in bs):
+                    blocks.add(tuple(bs))
         if isinstance(qc.get("format"), str):
             fmts.add(qc["format"])
         d["formats"] = sorted(fmts)
@@ -165,6 +168,8 @@ def _normalise(qc: dict[str, Any], where: str) -> Declared:
         d["group_size"] = next(iter(gsz)) if len(gsz) == 1 else group
         d["bits"] = next(iter(nbits)) if len(nbits) == 1 else bits
         d["type"] = next(iter(types)) if len(types) == 1 else None
+        if len(blocks) == 1:  # strategy "block": [rows, cols] of one scale's tile
+            d["weight_block_size"] = list(next(iter(blocks)))
     return d
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from math import prod
 from operator import itemgetter
 
 from ..artifact import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
@@ -23,6 +24,8 @@ from ..names import Declared, split_name
 
 UNQUANTISED = {"F32", "F16", "BF16", "F64"}
 FP8 = {"F8_E4M3", "F8_E5M2"}
+# safetensors dtype of a scale tensor -> GRIT format token (§2.6)
+SCALE_TOKENS = {"F32": "binary32", "F16": "binary16", "BF16": "bfloat16"}
 
 
 @dataclass
@@ -106,11 +109,20 @@ def _module(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
     w = g(".weight")
     if w and _dt(ctx, w) == "U8" and _dt(ctx, g(".weight_scale")) == "F8_E4M3":
         return _nvfp4(ctx, mod, w, g(".weight_scale") or "", g(".weight_scale_2"), "modelopt")
+    if w and _dt(ctx, w) == "I8":
+        scb = g(".SCB")
+        if scb:
+            return _bnb_int8(ctx, mod, w, scb, parts)
+        sc = g(".weight_scale")
+        if sc:
+            return _ct_int(ctx, mod, w, sc, parts)
     if w and _dt(ctx, w) in FP8:
         sinv = g(".weight_scale_inv")
         if sinv:
-            return _fp8_blocks(ctx, mod, w, sinv, "weight_scale_inv")
+            return _fp8(ctx, mod, w, sinv, parts, "weight_scale_inv")
         sc = g(".weight_scale")
+        if sc and _dt(ctx, sc) == "U8":
+            return _ct_mxfp8(ctx, mod, w, sc)
         if sc:
             return _fp8(ctx, mod, w, sc, parts)
     return None  # everything else is left for the unquantised count
@@ -150,23 +162,37 @@ def _gpt_oss(ctx: Ctx, mod: str, blocks: str, scales: str) -> None:
 def _nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who: str) -> None:
     """NVFP4 (compressed-tensors nvfp4-pack-quantized, ModelOpt): E2M1 pairs
     with the even column in the low nibble, one E4M3 scale per 16, and a
-    per-tensor F32 global scale."""
+    per-tensor F32 global scale.
+
+    ModelOpt's ``weight_scale_2`` is a multiplier (decode
+    ``e2m1 * (weight_scale * weight_scale_2)``): exactly GRADE_NVF4's scale1
+    (§10.3).  compressed-tensors' ``weight_global_scale`` is a divisor
+    (decode ``x * (weight_scale / weight_global_scale)``, forward.py
+    ``_dequantize``); §8.1 only multiplies scale levels, and 1/global is in
+    no plane, so those bytes get no grade (never the registered one, which
+    would decode them weight_global_scale² times too large)."""
     d = ctx.tensors[data]
     if len(d.shape) != 2:
         ctx.art.issue(IssueCode.SIZE, f"{data}: NVFP4 data is [out, in/2]; got "
                       f"{list(d.shape)}", tensor=mod)
         return
     shape = (d.shape[0], d.shape[1] * 2)
+    if who == "compressed-tensors" and glob is not None:
+        q = _not(ctx, mod, mod + ".weight", shape, "compressed-tensors-nvfp4", "§8.1",
+                 "compressed-tensors stores weight_global_scale as a DIVISOR: it decodes "
+                 "x·(weight_scale / weight_global_scale) (global = 448·6/amax); GRIT's level-1 "
+                 "scale is a MULTIPLIER (§8.1: S = scale1·scale0, outermost first) and "
+                 "1/weight_global_scale is in no plane, so these bytes have no exact GRIT v1 "
+                 "descriptor (read as GRADE_NVF4 they would decode weight_global_scale² times "
+                 "too large; ModelOpt's weight_scale_2 is the multiplier NVF4 means)",
+                 [data, scale, glob], would_be=str(GRADE_NVF4))
+        q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob), None]
+        return
     q = _q(ctx, mod, mod + ".weight", shape, GRADE_NVF4, f"{who}-nvfp4")
     q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob) if glob else None, None]
     if glob is None:
         q.notes.append("the per-tensor global scale tensor is missing: decode would use a "
                        "wrong scale (transformers#48372)")
-    elif who == "compressed-tensors":
-        q.notes.append("compressed-tensors stores the global scale as a divisor "
-                       "(weight_scale / weight_global_scale, global = 448*6/amax); GRIT's "
-                       "scale1 is a multiplier, so these bytes are not a GRIT scale1 plane "
-                       "as-is (ModelOpt's weight_scale_2 is)")
     ctx.add(q, data, scale, glob or "")
 
 
@@ -180,45 +206,153 @@ def _ct_mxfp4(ctx: Ctx, mod: str, packed: str, scale: str) -> None:
     ctx.add(q, packed, scale)
 
 
-def _fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str]) -> None:
-    """FP8 with per-tensor or per-channel scales (expressible), or 2-D block
-    scales (not), or per-group scales along the input dimension."""
+@dataclass(frozen=True)
+class ScaleLayout:
+    """How a 2-D weight's scale tensor maps onto §3.7 groups along the last axis."""
+
+    name: str  # per-tensor, per-channel, per-group, block-row
+    k0: int
+    broadcast: int  # how many times the stored scale bytes repeat to make scale0
+
+
+def scale_layout(rows: int, cols: int, sshape: tuple[int, ...]) -> ScaleLayout | None:
+    """The scale layouts that are runs along the input axis.  A 2-D block
+    scale ``[1, G]`` over a weight of ``rows`` > 1 rows (every row inside one
+    block: compressed-tensors FP8_BLOCK k/v_proj, DeepSeek weight_scale_inv) is
+    per-group along the row with every row's scales equal, so scale0 is the
+    stored ``[1, G]`` repeated ``rows`` times."""
+    n = prod(sshape)
+    out: ScaleLayout | None = None
+    if len(sshape) == 2 and sshape[0] == 1 and sshape[1] > 1 and rows > 1:
+        if cols % sshape[1] == 0:
+            out = ScaleLayout("block-row", cols // sshape[1], rows)
+    elif n == rows:
+        out = ScaleLayout("per-channel", cols, 1)
+    elif n == 1:
+        out = ScaleLayout("per-tensor", cols, rows)
+    elif n > rows and n % rows == 0 and cols % (n // rows) == 0:
+        out = ScaleLayout("per-group", cols // (n // rows), 1)
+    return out if out is not None and out.k0 <= 65535 else None
+
+
+def _dt_field(sdt: str) -> str:
+    """The decode projection (§4.5 dt) of a convention whose decoder computes in
+    the scale's dtype (torch: ``q.to(scale.dtype) * scale``): the binary32
+    product projected once into that dtype gives the same bits, because it is
+    exact in binary32 (≤ 8 + 8 significant bits) and rounded once (§8.1 step 6)."""
+    return "" if sdt == "binary32" else f",dt={sdt}"
+
+
+def _fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str],
+         key: str = "weight_scale") -> None:
+    """FP8 with per-tensor, per-channel, per-group or single-block-row scales
+    (expressible), or 2-D block scales (not)."""
     wt, st = ctx.tensors[w], ctx.tensors[sc]
     elem = "e4m3" if wt.dtype == "F8_E4M3" else "e5m2"
-    sdt = {"F32": "binary32", "F16": "binary16", "BF16": "bfloat16"}.get(st.dtype)
+    sdt = SCALE_TOKENS.get(st.dtype)
     if len(wt.shape) != 2 or sdt is None:
         ctx.art.issue(IssueCode.NOTE, f"{w}: FP8 weight with a {st.dtype} scale of shape "
                       f"{list(st.shape)} is not a layout this scanner knows", tensor=mod)
         return
     rows, cols = wt.shape
-    n_scale = 1
-    for x in st.shape:
-        n_scale *= x
     extra = [parts[s] for s in (".input_scale",) if s in parts]
     if len(st.shape) == 2 and st.shape[0] > 1 and st.shape[1] > 1 and st.shape[0] != rows:
-        return _fp8_blocks(ctx, mod, w, sc, "weight_scale")
-    if n_scale == rows and cols <= 65535:
-        conv, broadcast = "fp8-per-channel", 1
-    elif n_scale == 1 and cols <= 65535:
-        conv, broadcast = "fp8-per-tensor", rows
-    elif n_scale > rows and n_scale % rows == 0 and cols % (n_scale // rows) == 0 and (
-            cols // (n_scale // rows)) <= 65535:
-        k0 = cols // (n_scale // rows)
-        g = parse_grade(f"grit1(e={elem},k0={k0},s0={sdt},esr=ratiomaxabs)")
-        q = _q(ctx, mod, w, (rows, cols), g, "fp8-per-group")
-        q.planes = [ctx.ref(w), ctx.ref(sc), None, None]
-        return ctx.add(q, w, sc, *extra)
-    else:
-        ctx.art.issue(IssueCode.NOTE, f"{w}: {n_scale} scales for a {rows}x{cols} FP8 weight "
-                      "match no per-tensor, per-channel or per-group layout", tensor=mod)
+        return _fp8_blocks(ctx, mod, w, sc, key)
+    lay = scale_layout(rows, cols, tuple(st.shape))
+    if lay is None:
+        ctx.art.issue(IssueCode.NOTE, f"{w}: {prod(st.shape)} scales for a {rows}x{cols} FP8 "
+                      "weight match no per-tensor, per-channel, per-group or block layout",
+                      tensor=mod)
         return
-    g = parse_grade(f"grit1(e={elem},k0={cols},s0={sdt},esr=ratiomaxabs)")
+    if lay.name == "block-row" and not _block_fits(ctx, mod, w, sc, key, lay):
+        return
+    g = parse_grade(f"grit1(e={elem},k0={lay.k0},s0={sdt}{_dt_field(sdt)},esr=ratiomaxabs)")
+    conv = "fp8-block" if lay.name == "block-row" else f"fp8-{lay.name}"
     q = _q(ctx, mod, w, (rows, cols), g, conv)
-    q.planes = [ctx.ref(w), ctx.ref(sc, broadcast), None, None]
-    if broadcast > 1:
+    q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
+    if lay.name == "per-tensor":
         q.notes.append("a per-tensor scale is this per-channel grade with every row's scale "
-                       "equal: GRIT's scale0 plane repeats the one stored binary32 per row")
+                       "equal: GRIT's scale0 plane repeats the one stored scale per row")
+    elif lay.name == "block-row":
+        q.notes.append(f"{key} {list(st.shape)}: all {rows} rows lie in one block row, so the "
+                       f"2-D blocks are runs of {lay.k0} along each row (§3.7) with every row's "
+                       "scales equal: GRIT's scale0 plane repeats the stored row once per row")
     ctx.add(q, w, sc, *extra)
+
+
+def _block_fits(ctx: Ctx, mod: str, w: str, sc: str, key: str, lay: ScaleLayout) -> bool:
+    """A declared block width that is not the run length means a partial last
+    block, which §3.7 (shape[group_axis] a multiple of k0) cannot express."""
+    wbs = (ctx.declared or {}).get("weight_block_size")
+    bw = wbs[-1] if isinstance(wbs, list) and wbs and isinstance(wbs[-1], int) else None
+    if bw is None or bw == lay.k0:
+        return True
+    cols = ctx.tensors[w].shape[1]
+    _not(ctx, mod, w, tuple(ctx.tensors[w].shape), "fp8-block", "§3.7",
+         f"block FP8 with blocks {bw} wide over {cols} columns: the last block is partial, and "
+         "§3.7 requires the group axis to be a multiple of k0", [w, sc], block_width=bw)
+    return False
+
+
+def _ct_mxfp8(ctx: Ctx, mod: str, w: str, sc: str) -> None:
+    """compressed-tensors mxfp8-quantized: F8 elements, one U8 E8M0 scale per
+    32 along the row (OCP MX): MX with an FP8 element, expressible (§2.6)."""
+    wt, st = ctx.tensors[w], ctx.tensors[sc]
+    if len(wt.shape) != 2 or len(st.shape) != 2 or st.shape[0] != wt.shape[0] or (
+            st.shape[1] == 0 or wt.shape[1] % st.shape[1] or wt.shape[1] // st.shape[1] > 65535):
+        ctx.art.issue(IssueCode.NOTE, f"{w}: an F8 weight {list(wt.shape)} with a U8 scale "
+                      f"{list(st.shape)} is not an MX layout this scanner knows", tensor=mod)
+        return
+    elem = "e4m3" if wt.dtype == "F8_E4M3" else "e5m2"
+    k0 = wt.shape[1] // st.shape[1]
+    g = parse_grade(f"grit1(e={elem},k0={k0},s0=e8m0,esr=exp2floormaxabs)")
+    q = _q(ctx, mod, w, tuple(wt.shape), g, "compressed-tensors-mxfp8")
+    q.planes = [ctx.ref(w), ctx.ref(sc), None, None]
+    ctx.add(q, w, sc)
+
+
+def _ct_int(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str]) -> None:
+    """compressed-tensors int-quantized (W8A8, W4A8, W4AFP8): integer values one
+    per I8 byte, a float scale per tensor / channel / group, and (asymmetric)
+    a weight_zero_point; decode ``(q - zp) * scale`` in the scale's dtype.
+
+    Every width is ``e=s8``: a declared 4-bit scheme stores each value
+    sign-extended in its byte, which is exactly that s8 code (the narrower
+    ``e=s4,ct=pad8`` would make the descriptor depend on the config, which a
+    single-file decode does not read).  Zero points: an I8 plane is ``zp=s8``; a sub-byte zero
+    point stored sign-extended is not the zero-extended CT_PAD8 §3.4 requires."""
+    wt, st = ctx.tensors[w], ctx.tensors[sc]
+    sdt = SCALE_TOKENS.get(st.dtype)
+    lay = scale_layout(wt.shape[0], wt.shape[1], tuple(st.shape)) if (
+        len(wt.shape) == 2 and sdt is not None) else None
+    if lay is None or sdt is None:
+        ctx.art.issue(IssueCode.NOTE, f"{w}: an I8 weight {list(wt.shape)} with a {st.dtype} "
+                      f"scale {list(st.shape)} is not an int-quantized layout this scanner "
+                      "knows", tensor=mod)
+        return
+    # Always s8: the descriptor must not depend on the config (decode of one file
+    # reads none), and every b-bit value sign-extended into an int8 byte is that s8.
+    bits = (ctx.declared or {}).get("bits")
+    elem, ct = "s8", ""
+    zp = parts.get(".weight_zero_point")
+    names = [w, sc] + ([zp] if zp else [])
+    if zp is not None and (elem != "s8" or ctx.tensors[zp].dtype != "I8"
+                           or prod(ctx.tensors[zp].shape) != prod(st.shape)):
+        _not(ctx, mod, w, tuple(wt.shape), "compressed-tensors-int", "§3.4",
+             f"{bits or 8}-bit asymmetric int-quantized: weight_zero_point "
+             f"{ctx.tensors[zp].dtype} {list(ctx.tensors[zp].shape)} holds sign-extended "
+             "sub-byte zero points; §3.4 stores sub-byte zero points zero-extended (CT_PAD8)",
+             names)
+        return
+    zpf, esr = (",zp=s8", "affineminmax") if zp else ("", "ratiomaxabs")
+    g = parse_grade(f"grit1(e={elem},k0={lay.k0},s0={sdt}{zpf}{ct}{_dt_field(sdt)},esr={esr})")
+    q = _q(ctx, mod, w, tuple(wt.shape), g, "compressed-tensors-int")
+    q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None,
+                ctx.ref(zp, lay.broadcast) if zp else None]
+    if isinstance(bits, int) and bits < 8:
+        q.notes.append(f"{bits}-bit values stored one per byte, sign-extended: each byte is "
+                       "the s8 code of its value")
+    ctx.add(q, *names)
 
 
 # ---- recognised, not expressible in v1 --------------------------------------------
@@ -256,6 +390,16 @@ def _bnb(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
          list(parts.values()))
 
 
+def _bnb_int8(ctx: Ctx, mod: str, w: str, scb: str, parts: dict[str, str]) -> None:
+    """bitsandbytes LLM.int8: weight I8 and SCB, the per-row absmax."""
+    _not(ctx, mod, w, tuple(ctx.tensors[w].shape), "bitsandbytes-int8", "§8.1",
+         "bitsandbytes LLM.int8 stores the per-row absmax (SCB), not a scale: it decodes "
+         "(q·SCB)·(1/127) (int8_vectorwise_dequant). The 1/127 factor is in no plane, and "
+         "§8.1 multiplies the scale levels together before the element, so even a second "
+         "level holding 1/127 would round differently; GRIT v1 cannot express these bytes "
+         "exactly", list(parts.values()))
+
+
 def _ct_pack(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
     packed = parts[".weight_packed"]
     names = list(parts.values())
@@ -265,9 +409,33 @@ def _ct_pack(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
          "zero-point plane", names)
 
 
+def _packed_bits(ctx: Ctx, parts: dict[str, str], w: tuple[int, ...], s: tuple[int, ...]
+                 ) -> tuple[str, int, str] | None:
+    """(convention, bits, evidence) from the shapes alone, where they settle it.
+
+    GPTQ qweight is [in·b/32, out] and scales [groups, out]: b follows from
+    ``in``, which g_idx [in] states, or from qzeros [groups, out·b/32].  AWQ
+    GEMM qweight is [in, out·b/32] with scales [groups, out]: b follows directly."""
+    t = ctx.tensors
+    if w[1] == s[1]:
+        gi, qz = parts.get(".g_idx"), parts.get(".qzeros")
+        if gi and len(t[gi].shape) == 1 and t[gi].shape[0] and (32 * w[0]) % t[gi].shape[0] == 0:
+            return "gptq", 32 * w[0] // t[gi].shape[0], "qweight rows against g_idx length"
+        if qz and len(t[qz].shape) == 2 and s[1] and (32 * t[qz].shape[1]) % s[1] == 0:
+            return "gptq", 32 * t[qz].shape[1] // s[1], "qzeros columns against scales columns"
+        return "gptq", 0, ""
+    if w[1] and s[1] % w[1] == 0 and 32 % (s[1] // w[1]) == 0:
+        return "awq", 32 // (s[1] // w[1]), "qweight columns against scales columns"
+    return None
+
+
 def _gptq_awq(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
     """GPTQ and AWQ: recognised, reported as not byte-representable (§0.3(d))
-    with the predicted and present zero-point bytes; act-order (§0.3(c))."""
+    with the predicted and present zero-point bytes; act-order (§0.3(c)).
+
+    The bit width comes from the bytes where the shapes settle it (so a wrong
+    declared ``bits`` is a declared_mismatch on bits, not a group-size story),
+    else from the declaration."""
     t = ctx.tensors
     qw, qz, sc = parts.get(".qweight"), parts.get(".qzeros"), parts.get(".scales")
     names = [n for n in parts.values()]
@@ -278,27 +446,32 @@ def _gptq_awq(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
     decl = ctx.declared or {}
     if len(w.shape) != 2 or len(s.shape) != 2:
         return
-    bits = decl.get("bits") or 4
-    per_word = 32 // bits if bits in (2, 4, 8) else 8
-    if w.shape[1] == s.shape[1]:  # GPTQ: qweight [in*b/32, out], packed along in
-        convention = "gptq"
-        k, n = w.shape[0] * per_word, w.shape[1]
-    elif w.shape[1] * per_word == s.shape[1]:  # AWQ GEMM: qweight [in, out/8]
-        convention = "awq"
-        k, n = w.shape[0], s.shape[1]
-    else:
+    found = _packed_bits(ctx, parts, tuple(w.shape), tuple(s.shape))
+    if found is None:
         ctx.art.issue(IssueCode.SIZE, f"{mod}: qweight {list(w.shape)} and scales "
                       f"{list(s.shape)} fit neither GPTQ nor AWQ packing", tensor=mod)
         return
+    convention, bits, evidence = found
+    if not bits:
+        db = decl.get("bits")
+        bits, evidence = (db, "declared") if isinstance(db, int) and db in (2, 3, 4, 8) else (
+            4, "assumed (no g_idx, qzeros or declared bits)")
+    per_word = 32 // bits if bits in (2, 4, 8) else 0
+    if convention == "gptq":
+        k = w.shape[0] * 32 // bits if (w.shape[0] * 32) % bits == 0 else 0
+        n = w.shape[1]
+    else:
+        k, n = w.shape[0], s.shape[1]
     groups = s.shape[0]
-    group = k // groups if groups and k % groups == 0 else None
+    group = k // groups if groups and k and k % groups == 0 else None
     shape = (k, n)  # as stored: [in, out]; groups run along in (axis 0)
     grade = None
-    if group is not None and 1 <= group <= 65535 and bits in (2, 4, 8):
+    if group is not None and 1 <= group <= 65535 and per_word:
         zpc = ",zpc=minus1" if convention == "gptq" and decl.get("format") != "gptq_v2" else ""
         grade = parse_grade(f"grit1(e=u{bits},k0={group},s0=binary16,zp=u{bits}{zpc},"
                             "esr=affineminmax)")
-    detail: dict[str, object] = {"bits": bits, "group_size": group, "in": k, "out": n}
+    detail: dict[str, object] = {"bits": bits, "bits_from": evidence, "group_size": group,
+                                 "in": k, "out": n}
     predicted = present = None
     if grade is not None and qz:
         d = desc_mod.from_grade(grade, group_axis=0)
@@ -309,13 +482,20 @@ def _gptq_awq(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
                           data_ok=sizes.data == w.nbytes, scale_ok=sizes.scale0 == s.nbytes)
         except GritError:
             pass
-    reason = (f"{convention.upper()} packs its zero points as dense nibbles; GRIT v1 stores "
-              "sub-byte zero points one per byte (§3.4), so the checkpoint is not "
-              "byte-representable (§0.3(d))")
-    if predicted is not None:
-        reason += f": GRIT predicts {predicted:,} zero-point bytes, the file holds {present:,}"
-    q = _not(ctx, mod, mod + ".weight", shape, convention, "§0.3(d)", reason, names, grade,
-             group_axis=0, **detail)
+    if bits == 8 and grade is not None:
+        # 8-bit zero points are one per byte already: §0.3(d) does not apply.
+        _gptq8(ctx, mod, shape, convention, grade, predicted, names, detail)
+        q = ctx.out[-1]
+    else:
+        reason = (f"{convention.upper()} packs its {bits}-bit zero points densely "
+                  f"({32 // bits if bits else '?'} per int32 word); GRIT v1 stores sub-byte "
+                  "zero points one per byte (§3.4), so the checkpoint is not byte-representable "
+                  "(§0.3(d))")
+        if predicted is not None:
+            reason += (f": GRIT predicts {predicted:,} zero-point bytes, the file holds "
+                       f"{present:,}")
+        q = _not(ctx, mod, mod + ".weight", shape, convention, "§0.3(d)", reason, names, grade,
+                 group_axis=0, **detail)
     q.planes = [ctx.ref(qw), ctx.ref(sc), None, ctx.ref(qz) if qz else None]
     if convention == "awq":
         q.notes.append("AWQ's [0,2,4,6,1,3,5,7] nibble interleave is the placement "
@@ -327,3 +507,24 @@ def _gptq_awq(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
                       "(§0.3(c))", tensor=mod + ".weight", clause="§0.3(c)", convention="gptq")
     if convention == "gptq":
         q.notes.append("zero points: v1 'gptq' stores z-1 (ZP_MINUS1), 'gptq_v2' stores z")
+
+
+def _gptq8(ctx: Ctx, mod: str, shape: tuple[int, int], convention: str, grade: Grade,
+           predicted: int | None, names: list[str], detail: dict[str, object]) -> None:
+    """8-bit GPTQ/AWQ: the zero-point plane matches §3.4 (one per byte), so no
+    spec exclusion applies; what this scanner does not derive is the qweight
+    word packing (4 input rows per int32 word) as a placement (§5), so it gives
+    no descriptor and says exactly that (a note, not not_representable)."""
+    why = (f"8-bit {convention.upper()}: zero points are one per byte as §3.4 stores them "
+           f"(GRIT predicts {predicted:,} zero-point bytes and the file holds as many), so "
+           "§0.3(d) does not apply; this scanner does not derive the qweight word packing "
+           "(4 input rows per int32 word) as a placement (§5), so it infers no descriptor"
+           if predicted is not None else
+           f"8-bit {convention.upper()}: this scanner does not derive the qweight word packing "
+           "(4 input rows per int32 word) as a placement (§5), so it infers no descriptor")
+    q = _q(ctx, mod, mod + ".weight", shape, None, convention, group_axis=0)
+    q.reason = why
+    q.notes.append(why)
+    q.notes.append(f"would be {grade} with a word-packing placement")
+    ctx.add(q, *names)
+    ctx.art.issue(IssueCode.NOTE, f"{mod}.weight: {why}", tensor=mod + ".weight", **detail)

@@ -23,8 +23,10 @@ class Kind(str, enum.Enum):
     GID_DISAGREEMENT = "gid_disagreement"
     ROLE_DRIFT = "role_drift"
     DECLARED_MISMATCH = "declared_mismatch"
-    UNDECLARED_ZP_CONVENTION = "undeclared_zp_convention"
+    # GRIT204 (undeclared_zp_convention) is retired: replaced by the two below
     UNLISTED_CHECKPOINT = "unlisted_checkpoint"
+    ZP_CONVENTION_MISMATCH = "zp_convention_mismatch"
+    ZP_CONVENTION_UNVERIFIED = "zp_convention_unverified"
     ARTIFACT_DRIFT = "artifact_drift"
     NOTE_ASSUMED = "note_assumed"
     PROBE_WARNING = "probe_warning"

@@ -40,6 +40,8 @@ FORMAT_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "float-quantized": ("fp8-per-tensor", "fp8-per-channel", "fp8-per-group", "fp8-block"),
     "naive-quantized": ("fp8-per-tensor", "fp8-per-channel", "fp8-per-group", "fp8-block"),
     "pack-quantized": ("compressed-tensors-pack-quantized",),
+    "int-quantized": ("compressed-tensors-int",),
+    "mxfp8-quantized": ("compressed-tensors-mxfp8",),
 }
 METHOD_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "mxfp4": ("gpt-oss-mxfp4",),
@@ -47,7 +49,8 @@ METHOD_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "awq": ("awq",),
     "fp8": ("fp8-per-tensor", "fp8-per-channel", "fp8-block", "fp8-per-group"),
     "fbgemm_fp8": ("fp8-per-channel",),
-    "bitsandbytes": ("bitsandbytes-nf4", "bitsandbytes-fp4", "bitsandbytes-4-bit"),
+    "bitsandbytes": ("bitsandbytes-nf4", "bitsandbytes-fp4", "bitsandbytes-4-bit",
+                     "bitsandbytes-int8"),
     "modelopt": ("modelopt-nvfp4", "fp8-per-tensor", "fp8-per-channel"),
 }
 ALGO_CONVENTIONS: dict[str, tuple[str, ...]] = {
@@ -100,7 +103,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
                 continue  # a GRIT header outranks the config; explain covers it
             bits, k0 = _bits_group(q)
             db, dg = dec.get("bits"), dec.get("group_size")
-            if isinstance(db, int) and bits is not None and db != bits and q.desc is not None:
+            # compressed-tensors int-quantized keeps b-bit values in int8 bytes (e=s8):
+            # a declared b < 8 is not contradicted by the header
+            narrow = q.convention == "compressed-tensors-int" and isinstance(db, int) and db < 8
+            if isinstance(db, int) and bits is not None and db != bits and q.desc is not None \
+                    and not narrow:
                 mism[("bits", str(db), str(bits))].append((a, q))
             if isinstance(dg, int) and dg > 0 and k0 is not None and dg != k0:
                 mism[("group_size", str(dg), str(k0))].append((a, q))
