@@ -135,7 +135,7 @@ def test_m1_a_deleted_split_part_is_named():
                                  "gguf-quants/tiny-llama-Q5_1.gguf",
                                  "gguf-quants/tiny-llama-Q4_K_M.gguf",
                                  "gguf-moe/tiny-mixtral-MXFP4_MOE.gguf",
-                                 "ct/fp8-dynamic-sharded", "modelopt/fp8"])
+                                 "ct/fp8-dynamic-sharded", "modelopt/fp8", "ct/fp8-block"])
 def test_n1_standard_recipes_are_not_drift(rel):
     r = scan(rel)
     assert not {"artifact_drift", "role_drift"} & kinds(r), [
@@ -151,3 +151,42 @@ def test_the_sample_still_disagrees_where_it_should():
     (f,) = [f for f in r.findings if f.kind == "gid_disagreement"]
     assert "compared as models holding the same quantisation" in f.message
     assert f.detail["compared_as"].startswith("models holding the same quantisation (e2m1/e8m0")
+
+
+def _cache(tmp_path, layout):
+    """A Hugging Face cache laid out as huggingface_hub does (real files in
+    snapshot folders are enough for the repository/revision reading)."""
+    import shutil
+
+    sample = ROOT / "fixtures" / "sample"
+    for (repo, rev), src in layout.items():
+        snap = tmp_path / "hub" / f"models--{repo.replace('/', '--')}" / "snapshots" / rev
+        snap.mkdir(parents=True)
+        for f in (sample / src).iterdir():
+            shutil.copy(f, snap / f.name)
+        (snap.parent.parent / "refs").mkdir(exist_ok=True)
+        (snap.parent.parent / "blobs").mkdir(exist_ok=True)
+    return tmp_path / "hub"
+
+
+def test_revisions_of_one_repository_are_compared_and_say_so(tmp_path):
+    # revision a holds the MXFP4 safetensors (k0=32), revision b the GGUF
+    # conversion (k0=64): the same quantisation of the same tensors
+    hub = _cache(tmp_path, {("org/m", "a" * 40): "llama-mxfp4",
+                            ("org/m", "b" * 40): "llama-gguf"})
+    r = grit_scan.scan([str(hub)])
+    (f,) = [f for f in r.findings if f.kind == "gid_disagreement"]
+    assert f.detail["compared_as"].startswith("revisions of one repository (org/m)")
+    assert {a.revision for a in r.artifacts if a.format.is_checkpoint_file} == {"a" * 40,
+                                                                              "b" * 40}
+
+
+def test_unrelated_repositories_are_never_compared(tmp_path):
+    hub = _cache(tmp_path, {("org/m", "a" * 40): "llama-mxfp4",
+                            ("other/n", "b" * 40): "llama-gguf"})
+    r = grit_scan.scan([str(hub)])
+    assert "gid_disagreement" not in kinds(r)
+    # the same two files outside a cache do disagree (the comparison is real)
+    flat = grit_scan.scan([str(ROOT / "fixtures" / "sample" / "llama-mxfp4"),
+                           str(ROOT / "fixtures" / "sample" / "llama-gguf")])
+    assert "gid_disagreement" in kinds(flat)

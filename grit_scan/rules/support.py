@@ -55,9 +55,14 @@ def per_channel(q: QTensor) -> bool:
 
 
 def identity(q: QTensor) -> str:
-    """What a tensor is quantised as: its grade, or its convention.  A
-    per-channel grade is named without its k0 (``k0=row``): k0 is then the
-    row length, which differs between q_proj and down_proj by shape alone."""
+    """What a tensor is quantised as, for the drift rules: the producer's
+    convention when the descriptor was inferred from one (fp8-block tensors
+    whose scales happen to fit GRIT beside ones whose scales do not are one
+    recipe), else its grade.  A per-channel grade is named without its k0
+    (``k0=row``): k0 is then the row length, which differs between q_proj
+    and down_proj by shape alone."""
+    if q.source in (Source.INFERRED, Source.NONE) and q.convention:
+        return q.convention
     if q.grade is not None:
         if per_channel(q):
             return _K0.sub("k0=row", q.grade.canonical)
