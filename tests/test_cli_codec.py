@@ -18,8 +18,14 @@ def run(capsys, *argv):
 
 
 def test_version(capsys):
+    import importlib.util
+
     code, out, _ = run(capsys, "--version")
-    assert code == 0 and out.strip() == f"grit {__version__}"
+    first, helpers = out.strip().splitlines()
+    assert code == 0 and first == f"grit {__version__}"
+    built = importlib.util.find_spec("grit_scan.codec._fnv") is not None
+    assert helpers.startswith("compiled helpers: in use" if built else
+                              "compiled helpers: not built")
 
 
 def test_python_dash_m():

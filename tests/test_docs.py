@@ -90,3 +90,17 @@ def test_completion_and_version():
 
     assert main(["--version"]) == 0
     assert re.fullmatch(r"\d+\.\d+\.\d+", __version__)
+
+
+def test_each_command_is_registered_by_the_module_command_of_names():
+    import typer.main
+
+    from grit_scan.commands._app import COMMAND_OF
+
+    register()
+    root = typer.main.get_command(app)
+    names = set(getattr(root, "commands", {}))
+    assert names == set(COMMAND_OF)
+    for name, cmd in root.commands.items():
+        if getattr(cmd, "callback", None) is not None:
+            assert cmd.callback.__module__.endswith("." + COMMAND_OF[name]), name

@@ -68,9 +68,20 @@ class UsageError(GritError):
     """A command-line usage error: exit 2."""
 
 
+def version_text() -> str:
+    """``grit X.Y.Z`` and whether the compiled helpers are in use: the slow
+    path is never silent (issue 15)."""
+    from ..codec.fnv import compiled_backend
+
+    helpers = ("compiled helpers: in use" if compiled_backend() else
+               "compiled helpers: not built; pure-Python fallback (digests and GGUF string "
+               "skipping are slower)")
+    return f"grit {__version__}\n{helpers}"
+
+
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"grit {__version__}")
+        typer.echo(version_text())
         raise typer.Exit(0)
 
 
@@ -106,11 +117,29 @@ def error_line(message: str) -> None:
 COMMAND_MODULES = ("scan_cmds", "sweep_cmd", "rule_cmd", "codec_cmds", "codec_ops")
 
 
-def register() -> None:
+# The module defining each command, so that running one command imports only
+# its module (start-up cost, issue 15); tests/test_docs.py holds it to the app.
+COMMAND_OF = {"scan": "scan_cmds", "manifest": "scan_cmds", "sweep": "sweep_cmd",
+              "rule": "rule_cmd", "grade": "codec_cmds", "check": "codec_cmds",
+              "explain": "codec_cmds", "decode": "codec_ops", "encode": "codec_ops",
+              "vectors": "codec_ops"}
+
+
+def register(only: str | None = None) -> None:
+    """Import the command modules (each registers its commands on ``app``);
+    ``only``: just the module of that command."""
     import importlib
 
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if only is None else (only,):
         importlib.import_module(f"{__package__}.{name}")
+
+
+def _subcommand(args: list[str]) -> str | None:
+    """The command a command line runs, when it names one we know."""
+    for a in args:
+        if not a.startswith("-"):
+            return a if a in COMMAND_OF else None
+    return None
 
 
 def _no_type_name(ctx: object = None) -> None:
@@ -130,9 +159,11 @@ def _tidy(cmd: click.Command) -> click.Command:
     return cmd
 
 
-def command() -> click.Command:
-    """The click command tree of ``grit`` (registered, tidied)."""
-    register()
+def command(args: list[str] | None = None) -> click.Command:
+    """The click command tree of ``grit`` (registered, tidied); with ``args``,
+    only as much of it as that command line needs."""
+    sub = _subcommand(args) if args is not None and "_GRIT_COMPLETE" not in os.environ else None
+    register(COMMAND_OF[sub] if sub is not None else None)
     return _tidy(typer.main.get_command(app))
 
 
@@ -162,8 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     """Console-script entry: run the app, map exceptions to exit codes."""
     args = hoist_globals(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in args or bool(os.environ.get("GRIT_DEBUG"))
+    if args and args[0] == "--version" and _subcommand(args) is None:
+        sys.stdout.write(version_text() + "\n")  # no command module: start-up stays cheap
+        return 0
     try:
-        rv = command().main(args=args, prog_name="grit", standalone_mode=False)
+        rv = command(args).main(args=args, prog_name="grit", standalone_mode=False)
     except Exit as exc:
         rv = exc.exit_code
     except click.exceptions.ClickException as exc:
