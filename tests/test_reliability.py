@@ -136,6 +136,7 @@ def test_internal_error_is_contained(monkeypatch, capsys):
     monkeypatch.setattr(inferred_descriptor, "check_file", boom)
     r = grit_scan.scan([str(FIX / "broken")])
     bad = [f for f in r.findings if f.detail.get("internal_error")]
+    assert all(f.kind == "internal_error" for f in bad)
     assert len(bad) == 1 and "rule exploded" in bad[0].message
     assert bad[0].detail["rule"] == "inferred_descriptor"  # the finding names the rule
     assert "wrong-group-size" in bad[0].path

@@ -283,7 +283,7 @@ def _(d): return gguf_file(d, "a.gguf", gguf(version=1))
 def _(d): return gguf_file(d, "a.gguf", gguf(version=4))
 
 
-@case("gg18_byte_swapped")
+@case("gg18_byte_swapped", kinds=("not_representable",), graded=3)  # unsupported, one line
 def _(d): return gguf_file(d, "a.gguf", gguf(version=3 << 24))
 
 
