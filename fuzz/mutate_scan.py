@@ -35,8 +35,8 @@ from rich.console import Console  # noqa: E402
 
 from grit_scan import api  # noqa: E402
 from grit_scan.report import text  # noqa: E402
-from grit_scan.report.report import Report  # noqa: E402
 from grit_scan.report.json_format import to_json  # noqa: E402
+from grit_scan.report.report import Report  # noqa: E402
 from grit_scan.report.sarif import to_sarif  # noqa: E402
 
 INTERESTING = [0, 1, 2, 3, 4, 7, 8, 16, 31, 32, 63, 64, 127, 128, 255, 256, 4096, 65535,

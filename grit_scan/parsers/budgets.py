@@ -97,19 +97,11 @@ WALK_DEPTH = Budget(
     "walk_depth", 256, "directories",
     "nesting below a scanned root (the walk is iterative; deeper directories are listed as "
     "skipped)")
-DEEP_BYTES_FACTOR = Budget(
-    "deep_bytes_factor", 2, "x the largest tensor",
-    "--deep reads at most this many times the largest tensor the header records, per file")
-SPARSE_RATIO = Budget(
-    "sparse_ratio", 8, "x allocated",
-    "--deep refuses a file whose apparent size exceeds this many times its allocated blocks "
-    "(st_blocks x 512) plus 1 MiB: a sparse file would be read as zeros for hours")
-
 ALL: tuple[Budget, ...] = (
     HEADER_BYTES, JSON_ITEMS, TENSORS_PER_FILE, GGUF_KV_ENTRIES, GGUF_ARRAY_ELEMENTS, GGUF_RANK,
     SAFETENSORS_RANK, GRIT_SHAPE_RANK, EXTENT, INDEX_ENTRIES, CONFIG_BYTES, JSON_FILE_BYTES,
-    JSON_FILE_ITEMS, IGNORE_PATTERNS, PATTERN_CHARS, PATTERN_OPEN_REPEATS, NAME_CHARS, NAME_MAP_LAYERS, WALK_DEPTH,
-    DEEP_BYTES_FACTOR, SPARSE_RATIO)
+    JSON_FILE_ITEMS, IGNORE_PATTERNS, PATTERN_CHARS, PATTERN_OPEN_REPEATS, NAME_CHARS,
+    NAME_MAP_LAYERS, WALK_DEPTH)
 
 
 def json_items(text: str) -> int:

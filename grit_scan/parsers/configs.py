@@ -179,7 +179,8 @@ def refused_patterns(obj: Any) -> list[str]:
         for p in pats[: budgets.IGNORE_PATTERNS.value]:
             why = pattern_refused(p)
             if why:
-                out.append(f"ignore pattern {p[:80]!r} is refused and matches nothing: {why}")
+                out.append(f"ignore pattern {p[:80]!r} is refused and matches nothing "
+                           f"(the {budgets.PATTERN_CHARS.name} budget, docs/reliability.md): {why}")
         if out:
             break
     return out

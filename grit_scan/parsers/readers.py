@@ -21,10 +21,9 @@ from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import registry
 from ..names import Declared
-from . import conventions, gguf_reader, safetensors_reader
+from . import budgets, conventions, gguf_reader, safetensors_reader
 from .fileio import SafeFile
 from .ggml_types import MAPPINGS, NOT_REPRESENTABLE, UNQUANTISED, type_name
-from . import budgets
 from .grit_header import parse_grades, parse_layouts, recover_safetensors
 from .interface import ByteSource, ReadContext, default_role
 from .roles import gguf_role

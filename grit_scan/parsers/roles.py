@@ -62,7 +62,7 @@ def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str
             layer = m.group()
             hit = lookup(base[: m.start()] + "0" + base[m.end():])
             if hit is not None and ".0." in f".{hit}.":
-                return re.sub(r"(^|\.)0(\.|$)", lambda g: f"{g[1]}{layer}{g[2]}", hit, count=1)
+                return re.sub(r"(^|\.)0(\.|$)", rf"\g<1>{layer}\g<2>", hit, count=1)
         return None
 
     def role(module: str) -> str:
