@@ -76,6 +76,7 @@ class IssueCode(str, enum.Enum):
     CHANGED = "changed_during_read"
     SKIPPED = "skipped"  # not a regular file, symlink out of root, unreadable
     NOTE = "note"  # informational
+    INTERNAL_ERROR = "internal_error"  # a reader raised: contained to this file
 
 
 @dataclass(frozen=True)

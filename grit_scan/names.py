@@ -10,8 +10,23 @@ hf_quant_config.json): method, bits, group size, format, ignore list.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from typing import Any
+
+try:  # Python 3.11+: the parser behind re.compile
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    import sre_parse as _sre_parse
+
+# Budgets on config patterns (their Budget records live in
+# parsers/budgets.py, which docs/reliability.md tabulates).  Python's re
+# backtracks: a nested quantifier such as (a+)+b doubles its time with every
+# character of the name, so such patterns are refused rather than run, and
+# names longer than MAX_NAME_CHARS are never matched.
+MAX_PATTERN_CHARS = 1024
+MAX_NAME_CHARS = 1024
+MAX_OPEN_REPEATS = 2  # unbounded repeats in one pattern: time is at most n^2
 
 Declared = dict[str, Any]
 
@@ -42,11 +57,76 @@ def split_name(name: str) -> tuple[str, str]:
     return name, ""
 
 
+_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
+
+
+def _walk(items: Any, inside_repeat: bool, open_repeats: list[int]) -> str | None:
+    """Why a parsed pattern may backtrack exponentially, or None."""
+    for op, av in items:
+        name = str(op)
+        if name in _REPEATS:
+            lo, hi, sub = av
+            unbounded = hi is _sre_parse.MAXREPEAT or hi > 64
+            if inside_repeat and (unbounded or hi > 1):
+                return "a nested quantifier"
+            if unbounded:
+                open_repeats[0] += 1
+            why = _walk(sub, inside_repeat or hi > 1, open_repeats)
+            if why:
+                return why
+        elif name == "BRANCH":
+            if inside_repeat:
+                return "an alternation inside a quantifier"
+            for alt in av[1]:
+                why = _walk(alt, inside_repeat, open_repeats)
+                if why:
+                    return why
+        elif name in ("GROUPREF", "GROUPREF_EXISTS"):
+            return "a backreference"
+        elif name == "SUBPATTERN":
+            why = _walk(av[-1], inside_repeat, open_repeats)
+            if why:
+                return why
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            why = _walk(av[1], inside_repeat, open_repeats)
+            if why:
+                return why
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def pattern_refused(pattern: str) -> str | None:
+    """Why a config pattern is not matched at all (a budget), or None."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"it is {len(pattern):,} characters (pattern_chars budget {MAX_PATTERN_CHARS:,})"
+    if not pattern.startswith("re:"):
+        return None
+    try:
+        parsed = _sre_parse.parse(pattern[3:])
+    except (re.error, RecursionError, OverflowError, ValueError) as exc:
+        return f"it is not a regular expression ({exc})"
+    open_repeats = [0]
+    why = _walk(parsed, False, open_repeats)
+    if why is None and open_repeats[0] > MAX_OPEN_REPEATS:
+        why = f"{open_repeats[0]} unbounded quantifiers (at most {MAX_OPEN_REPEATS})"
+    return (f"{why}: Python's backtracking matcher could take exponential or high "
+            "polynomial time on a module name") if why else None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 def pattern_matches(pattern: str, module: str) -> bool:
-    """How the loaders match ignore / modules_to_not_convert / exclude_modules."""
+    """How the loaders match ignore / modules_to_not_convert / exclude_modules.
+    A refused pattern (``pattern_refused``) matches nothing; the config
+    reader reports it."""
+    if pattern_refused(pattern) or len(module) > MAX_NAME_CHARS:
+        return False
     if pattern.startswith("re:"):
         try:
-            return re.match(pattern[3:], module) is not None
+            return _compiled(pattern[3:]).match(module) is not None
         except re.error:
             return False
     if any(c in pattern for c in "*?["):

@@ -136,6 +136,7 @@ def test_internal_error_is_contained(monkeypatch, capsys):
     monkeypatch.setattr(inferred_descriptor, "check_file", boom)
     r = grit_scan.scan([str(FIX / "broken")])
     bad = [f for f in r.findings if f.detail.get("internal_error")]
+    assert all(f.kind == "internal_error" for f in bad)
     assert len(bad) == 1 and "rule exploded" in bad[0].message
     assert bad[0].detail["rule"] == "inferred_descriptor"  # the finding names the rule
     assert "wrong-group-size" in bad[0].path
@@ -268,3 +269,43 @@ def _st_bytes(hdr: bytes, data: bytes) -> Artifact:
         f.write(struct.pack("<Q", len(hdr)) + hdr + data)
     return readers.read_safetensors(p, "x")
 
+
+
+def test_budgets_are_documented():
+    """docs/reliability.md carries every budget with its value."""
+    from grit_scan.parsers import budgets
+
+    doc = (ROOT / "docs" / "reliability.md").read_text()
+    block = doc.split("<!-- budgets:begin -->")[1].split("<!-- budgets:end -->")[0]
+    assert block.strip() == budgets.table()
+    for b in budgets.ALL:
+        assert f"| `{b.name}` | {b.value:,} |" in block
+
+
+def test_budget_message_names_budget():
+    from grit_scan.parsers import budgets
+
+    msg = budgets.TENSORS_PER_FILE.exceeded("the tensor count", 150_000)
+    assert "tensors_per_file budget of 100,000" in msg and "150,000" in msg
+    assert budgets.shape_problem([1] * 9, budgets.SAFETENSORS_RANK) is not None
+    assert budgets.shape_problem([2] * 300, budgets.GRIT_SHAPE_RANK).startswith("shape rank")
+    assert "extent" in budgets.shape_problem([(1 << 64) - 1, 64], budgets.GRIT_SHAPE_RANK)
+    assert budgets.shape_problem([1 << 31, 1 << 31], budgets.GRIT_SHAPE_RANK) is None
+    assert budgets.shape_problem([1 << 32, 1 << 32], budgets.GRIT_SHAPE_RANK) is not None
+
+
+def test_nested_quantifier_patterns_are_refused():
+    from grit_scan.names import pattern_matches, pattern_refused
+
+    assert pattern_refused("re:(a+)+b") and pattern_refused("re:(a|aa)*b")
+    assert not pattern_matches("re:(a+)+b", "a" * 40)
+    assert pattern_refused("re:.*lm_head") is None
+    assert pattern_matches("re:.*lm_head", "model.lm_head")
+
+
+def test_layer_count_does_not_size_the_name_map():
+    from grit_scan.parsers.roles import role_function
+
+    role = role_function("llama", 100_000)
+    assert role("model.layers.17.mlp.down_proj.weight") == "blk.17.ffn_down.weight"
+    assert role("model.embed_tokens.weight") == "token_embd.weight"

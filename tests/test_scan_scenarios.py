@@ -120,8 +120,28 @@ def test_scenario(reports, name):
         assert f.path and f.message and "\n" not in f.message
 
 
-def test_every_kind_is_produced_and_avoided(reports):
+def _internal_error_report(monkeypatch):
+    """internal_error has no fixture (it is a bug by definition): a reader
+    made to raise on one file of the sample produces it, and only there."""
+    from grit_scan.parsers import readers
+
+    real = readers.read_path
+
+    def boom(path, ctx=None, fmt=None):
+        if path.endswith(".gguf"):
+            raise RuntimeError("reader exploded")
+        return real(path, ctx, fmt)
+
+    monkeypatch.setattr(readers, "read_path", boom)
+    r = grit_scan.scan([str(FIX / "sample")])
+    assert [f.kind for f in r.findings if f.kind == "internal_error"] == ["internal_error"]
+    assert any(f.kind != "internal_error" for f in r.findings)  # the rest survived
+    return r
+
+
+def test_every_kind_is_produced_and_avoided(reports, monkeypatch):
     produced = {k for r in reports.values() for k in {f.kind for f in r.findings}}
+    produced |= {f.kind for f in _internal_error_report(monkeypatch).findings}
     assert produced == set(KINDS), set(KINDS) - produced
     for kind in KINDS:
         assert any(kind not in {f.kind for f in r.findings} for r in reports.values())
@@ -191,6 +211,7 @@ def test_cross_revision_hf_cache(tmp_path):
     repo = tmp_path / "models--org--model"
     blobs = repo / "blobs"
     blobs.mkdir(parents=True)
+    (repo / "refs").mkdir()  # a real cache repository has blobs/, refs/, snapshots/
     for rev, src in (("aaaa", FIX / "broken/tool-disagreement/hf/model.safetensors"),
                      ("bbbb", FIX / "sample/llama-mxfp4/model.safetensors")):
         blob = blobs / f"blob-{rev}"
@@ -202,7 +223,10 @@ def test_cross_revision_hf_cache(tmp_path):
     assert r.parsed_any
     paths = {a.path for a in r.artifacts}
     assert all("snapshots" in p for p in paths)  # blobs are reached through snapshots only
-    # the snapshot directory alone: its blobs lie outside the root and are not opened
+    # the snapshot directory alone (what snapshot_download() returns) scans as
+    # the model it is: its links into ../../blobs of the same repository
+    # belong to it (issue 12 item 7)
     r2 = grit_scan.scan([str(repo / "snapshots" / "aaaa")])
-    assert {f.kind for f in r2.findings} == {"path_escape"}
-    assert r2.exit_codes["graded"] == 4
+    assert "path_escape" not in {f.kind for f in r2.findings}
+    assert [a.path for a in r2.artifacts] == [str(repo / "snapshots/aaaa/model.safetensors")]
+    assert r2.parsed_any and r2.artifacts[0].parsed

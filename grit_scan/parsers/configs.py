@@ -14,21 +14,26 @@ import json
 from typing import Any
 
 from ..artifact import Artifact, IssueCode
-from ..names import Declared, applies, pattern_matches  # noqa: F401 - re-exported
+from ..names import Declared, applies, pattern_matches, pattern_refused  # noqa: F401
+from . import budgets
+from .budgets import Budget
 from .fileio import ReadError, SafeFile
 from .interface import ByteSource
 
-MAX_JSON = 64 * 1024 * 1024  # a config or index larger than this is refused unread
+MAX_JSON = budgets.JSON_FILE_BYTES.value  # an index or manifest larger is refused unread
 CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
 
 
-def read_json(path: str, art: Artifact) -> Any | None:
-    """A bounded, strict JSON read; problems become issues on ``art``."""
+def read_json(path: str, art: Artifact,
+              limit: Budget = budgets.JSON_FILE_BYTES) -> Any | None:
+    """A bounded, strict JSON read; problems become issues on ``art``.  The
+    file's size (``limit``) and its JSON value count (``json_file_items``,
+    counted before parsing) are budgeted, so memory stays linear in it."""
     try:
         with SafeFile(path) as f:
-            if f.size > MAX_JSON:
-                art.issue(IssueCode.UNPARSEABLE, f"{f.size:,} bytes is too large for a JSON "
-                          f"manifest (limit {MAX_JSON:,}); not parsed")
+            if f.size > limit.value:
+                art.issue(IssueCode.UNPARSEABLE, limit.exceeded("the file's size", f.size),
+                          budget=limit.name)
                 art.parsed = False
                 return None
             raw = f.read_at(0, f.size)
@@ -42,7 +47,14 @@ def read_json(path: str, art: Artifact) -> Any | None:
         art.parsed = False
         return None
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        text = raw.decode("utf-8")
+        n_items = budgets.json_items(text)
+        if n_items > budgets.JSON_FILE_ITEMS.value:
+            art.issue(IssueCode.UNPARSEABLE, budgets.JSON_FILE_ITEMS.exceeded(
+                "its JSON value count", n_items), budget=budgets.JSON_FILE_ITEMS.name)
+            art.parsed = False
+            return None
+        return json.loads(text, parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         art.issue(IssueCode.UNPARSEABLE, f"not valid JSON: {exc}")
         art.parsed = False
@@ -138,8 +150,8 @@ def _normalise(qc: dict[str, Any], where: str) -> Declared:
     d["sym"] = qc.get("sym") if isinstance(qc.get("sym"), bool) else None
     d["zero_point"] = qc.get("zero_point") if isinstance(qc.get("zero_point"), bool) else None
     d["version"] = qc.get("version") if isinstance(qc.get("version"), str) else None
-    d["ignore"] = (_strs(qc.get("ignore")) + _strs(qc.get("modules_to_not_convert"))
-                   + _strs(qc.get("exclude_modules")))
+    d["ignore"] = _ignore(_strs(qc.get("ignore")) + _strs(qc.get("modules_to_not_convert"))
+                          + _strs(qc.get("exclude_modules")))
     wbs = qc.get("weight_block_size")
     d["weight_block_size"] = wbs if isinstance(wbs, list) else None
     if method == "compressed-tensors":
@@ -173,6 +185,34 @@ def _normalise(qc: dict[str, Any], where: str) -> Declared:
     return d
 
 
+def _ignore(patterns: list[str]) -> list[str]:
+    """At most ``ignore_patterns`` patterns are kept (``refused_patterns``
+    says what was dropped and why)."""
+    return patterns[: budgets.IGNORE_PATTERNS.value]
+
+
+def refused_patterns(obj: Any) -> list[str]:
+    """Why ignore patterns of a config are not matched: over a budget, or a
+    regular expression that could backtrack without bound (names.py)."""
+    out: list[str] = []
+    qc = obj.get("quantization_config") if isinstance(obj, dict) else None
+    for src in (qc, obj.get("quantization") if isinstance(obj, dict) else None, obj):
+        if not isinstance(src, dict):
+            continue
+        pats = (_strs(src.get("ignore")) + _strs(src.get("modules_to_not_convert"))
+                + _strs(src.get("exclude_modules")))
+        if len(pats) > budgets.IGNORE_PATTERNS.value:
+            out.append(budgets.IGNORE_PATTERNS.exceeded("its ignore list", len(pats)))
+        for p in pats[: budgets.IGNORE_PATTERNS.value]:
+            why = pattern_refused(p)
+            if why:
+                out.append(f"ignore pattern {p[:80]!r} is refused and matches nothing "
+                           f"(the {budgets.PATTERN_CHARS.name} budget, docs/reliability.md): {why}")
+        if out:
+            break
+    return out
+
+
 def from_quantize_config(obj: Any) -> Declared | None:
     """quantize_config.json (AutoGPTQ / GPTQModel / AutoAWQ)."""
     if not isinstance(obj, dict):
@@ -195,7 +235,7 @@ def from_hf_quant_config(obj: Any) -> Declared | None:
     d: Declared = {"source": "hf_quant_config.json", "method": "modelopt", "raw": q,
                    "quant_algo": algo if isinstance(algo, str) else None,
                    "group_size": _int(q.get("group_size")),
-                   "ignore": _strs(q.get("exclude_modules")), "format": None, "bits": None}
+                   "ignore": _ignore(_strs(q.get("exclude_modules"))), "format": None, "bits": None}
     prod = obj.get("producer")
     if isinstance(prod, dict) and isinstance(prod.get("name"), str):
         d["producer"] = prod["name"]

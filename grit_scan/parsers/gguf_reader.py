@@ -19,6 +19,7 @@ from typing import Any
 
 from ..artifact import Artifact, IssueCode, StoredTensor
 from ..codec.errors import GritError
+from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .ggml_types import block_size, logical_shape, type_name
 from .interface import ByteSource
@@ -48,6 +49,10 @@ I64_MAX = (1 << 63) - 1
 
 class ParseError(GritError):
     """The file cannot be read as GGUF at all."""
+
+
+class Unsupported(ParseError):
+    """A GGUF variant this scanner does not read (big-endian files)."""
 
 
 @dataclass
@@ -186,6 +191,8 @@ def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
         count = r.u64(f"array length of {key!r}")
         if et == 9:
             raise ParseError(f"{key!r}: nested arrays are not allowed")
+        if count > budgets.GGUF_ARRAY_ELEMENTS.value:
+            raise ParseError(budgets.GGUF_ARRAY_ELEMENTS.exceeded(f"array {key!r}", count))
         if et in SCALARS:
             size = SCALARS[et][1]
             if count > r.remaining() // size:
@@ -215,12 +222,16 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
         raise ParseError("bad magic: not a GGUF file")
     version = r.u32("version")
     if version & 0xFFFF == 0 and version:
-        raise ParseError(f"version field {version:#010x} is byte-swapped: big-endian GGUF is "
-                         "not supported")
+        raise Unsupported(f"big-endian GGUF (version field {version:#010x} reads "
+                          "byte-swapped): grit-scan reads little-endian GGUF only; not scanned")
     if version not in (2, 3):
         raise ParseError(f"GGUF version {version} is not supported (2 and 3 are)")
     n_tensors = r.u64("tensor count")
     n_kv = r.u64("key-value count")
+    if n_kv > budgets.GGUF_KV_ENTRIES.value:
+        raise ParseError(budgets.GGUF_KV_ENTRIES.exceeded("the key-value count", n_kv))
+    if n_tensors > budgets.TENSORS_PER_FILE.value:
+        raise ParseError(budgets.TENSORS_PER_FILE.exceeded("the tensor count", n_tensors))
     if n_kv > r.remaining() // 13:
         raise ParseError(f"{n_kv:,} key-value pairs cannot fit in the {r.remaining():,} bytes "
                          "that remain")
@@ -267,8 +278,10 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
             art.issue(IssueCode.NOTE, f"tensor name {name!r} is {len(name.encode())} bytes; "
                       f"ggml requires fewer than {MAX_NAME}", tensor=name)
         n_dims = r.u32(f"{name!r} n_dims")
-        if not 1 <= n_dims <= 4:
-            raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to 4 allowed)")
+        if not 1 <= n_dims <= budgets.GGUF_RANK.value:
+            raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to "
+                             f"{budgets.GGUF_RANK.value} allowed: the {budgets.GGUF_RANK.name} "
+                             "budget)")
         ne = tuple(r.u64(f"{name!r} dim") for _ in range(n_dims))
         numel = 1
         for d in ne:

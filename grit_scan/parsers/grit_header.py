@@ -19,6 +19,7 @@ from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import Grade, parse_grade, registry
 from ..codec.placement import expression_word, parse_layout
+from . import budgets
 
 _HEX16 = re.compile(r"(0x)?[0-9a-fA-F]{16}")
 _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
@@ -88,6 +89,10 @@ def recover_safetensors(
     """QTensors from a __grit__ header; returns them and the stored tensor
     names they consume (planes and payloads)."""
     where = "__grit__"
+    n_items = budgets.json_items(text)
+    if n_items > budgets.JSON_ITEMS.value:
+        art.issue(IssueCode.GRIT_HEADER, budgets.JSON_ITEMS.exceeded("__grit__", n_items))
+        return [], set()
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -107,6 +112,13 @@ def recover_safetensors(
     entries = obj.get("tensors")
     if not isinstance(entries, dict):
         art.issue(IssueCode.GRIT_HEADER, "__grit__ has no 'tensors' object")
+        return [], set()
+    if len(entries) > max(len(tensors), 1):
+        # every logical tensor names at least one stored tensor of the file,
+        # so more entries than stored tensors is a header built to cost time
+        art.issue(IssueCode.GRIT_HEADER, budgets.TENSORS_PER_FILE.exceeded(
+            f"__grit__ lists {len(entries):,} tensors for a file that stores {len(tensors):,};"
+            " the entry count"), budget=budgets.TENSORS_PER_FILE.name)
         return [], set()
     out: list[QTensor] = []
     used: set[str] = set()
@@ -134,10 +146,11 @@ def _one(art: Artifact, name: str, ent: Any, tensors: Mapping[str, StoredTensor]
         bad(f"desc: {exc}")
         return None
     shape = ent.get("shape")
-    if not isinstance(shape, list) or not all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 63 for x in shape):
-        bad(f"shape {shape!r} is not a list of extents")
+    why = budgets.shape_problem(shape, budgets.GRIT_SHAPE_RANK)
+    if why:
+        bad(why)
         return None
+    assert isinstance(shape, list)
     q = QTensor(name=name, role=role(name), shape=tuple(shape), source=Source.GRIT_HEADER,
                 desc=d, grade=reg.get(d.grade_id), convention="grit", layouts=dict(layouts))
     digest = ent.get("digest")

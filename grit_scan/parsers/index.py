@@ -13,10 +13,12 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections import Counter
 from pathlib import PureWindowsPath
 from typing import Any
 
 from ..artifact import Artifact, IssueCode
+from . import budgets
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
@@ -67,6 +69,12 @@ def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
         else:
             art.issue(IssueCode.NOTE, f"index metadata.total_size {ts!r} is not a "
                       "non-negative integer")
+    if len(wm) > budgets.INDEX_ENTRIES.value:
+        art.issue(IssueCode.UNPARSEABLE, budgets.INDEX_ENTRIES.exceeded("the weight_map",
+                                                                        len(wm)),
+                  budget=budgets.INDEX_ENTRIES.name)
+        art.parsed = False
+        return None
     good: dict[str, str] = {}
     reported: set[str] = set()
     for tensor, shard in wm.items():
@@ -90,9 +98,10 @@ def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
 def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Artifact],
                 exists: dict[str, bool]) -> None:
     """Cross-check an index against the shard headers (same directory)."""
-    missing = sorted({s for s in weight_map.values() if not exists.get(s)})
+    per_shard = Counter(weight_map.values())  # one pass: O(N), not O(N) per missing shard
+    missing = sorted(s for s in per_shard if not exists.get(s))
     for s in missing:
-        n = sum(1 for v in weight_map.values() if v == s)
+        n = per_shard[s]
         art.issue(IssueCode.MISSING_SHARD,
                   f"shard {s!r} is named by {n} tensor(s) in the index but is not there "
                   "(loaders that drop it silently leave garbage weights, sglang#32279)", path=s)

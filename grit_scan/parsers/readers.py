@@ -21,7 +21,7 @@ from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import registry
 from ..names import Declared
-from . import conventions, gguf_reader, safetensors_reader
+from . import budgets, conventions, gguf_reader, safetensors_reader
 from .fileio import SafeFile
 from .ggml_types import MAPPINGS, NOT_REPRESENTABLE, UNQUANTISED, type_name
 from .grit_header import parse_grades, parse_layouts, recover_safetensors
@@ -46,6 +46,11 @@ def _read_header(art: Artifact, source: ByteSource,
     try:
         hdr = read(source, art)
         why = source.changed()
+    except gguf_reader.Unsupported as exc:
+        # one clear line, not a structural finding: the file may be fine
+        art.parsed = False
+        art.issue(IssueCode.NOT_REPRESENTABLE, str(exc), unsupported=True)
+        return None
     except (safetensors_reader.ParseError, gguf_reader.ParseError) as exc:
         _fail(art, str(exc))
         return None
@@ -251,6 +256,10 @@ def _gguf_grit(art: Artifact, h: gguf_reader.GgufHeader) -> dict[str, QTensor]:
                       f"this one is {type_name(h.types[name])}", tensor=name)
         shape_v = kv.get(f"grit.shape.{name}")
         if isinstance(shape_v, gguf_reader.ArrayInfo) and shape_v.values is not None:
+            why = budgets.shape_problem(list(shape_v.values), budgets.GRIT_SHAPE_RANK)
+            if why:
+                art.issue(IssueCode.GRIT_HEADER, f"grit.shape.{name}: {why}", tensor=name)
+                continue
             shape = tuple(int(x) for x in shape_v.values)
         else:
             art.issue(IssueCode.GRIT_HEADER, f"{name}: grit.shape.{name} (the logical shape) "

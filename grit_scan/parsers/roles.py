@@ -4,14 +4,25 @@ A GGUF tensor's role is its name (``blk.0.attn_q.weight``).  A Hugging Face
 module is mapped to the same GGUF name through gguf's TensorNameMap when the
 architecture is known from config.json; otherwise its role is the module
 name plus ``.weight``.  Mapping is best effort and never fails.
+
+The map is built for one layer only (the ``name_map_layers`` budget,
+docs/reliability.md): a name's numeric components are tried as the layer
+number one at a time, mapped as layer 0, and the number put back.  Its cost
+therefore never depends on config.json's ``num_hidden_layers``, which a
+49-byte config could set to 100,000 (issue 16: 4 GB, 66 s).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 
 import gguf
+
+from . import budgets
+
+_NUMBER = re.compile(r"(?<=\.)\d+(?=\.|$)")
 
 _ARCH_BY_NAME = {name: arch for arch, name in gguf.MODEL_ARCH_NAMES.items()}
 _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
@@ -20,7 +31,7 @@ _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qw
 
 
 @lru_cache(maxsize=32)
-def _name_map(arch_name: str, n_layers: int) -> object | None:
+def _name_map(arch_name: str, n_layers: int = budgets.NAME_MAP_LAYERS.value) -> object | None:
     arch = _ARCH_BY_NAME.get(_ALIASES.get(arch_name, arch_name))
     if arch is None:
         return None
@@ -31,8 +42,28 @@ def _name_map(arch_name: str, n_layers: int) -> object | None:
 
 
 def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str], str]:
-    """A module/tensor name -> role mapper for one checkpoint."""
-    tmap = _name_map(model_type, n_layers or 1) if model_type else None
+    """A module/tensor name -> role mapper for one checkpoint (``n_layers``
+    is accepted for callers but never sizes the map)."""
+    tmap = _name_map(model_type) if model_type else None
+
+    def lookup(base: str) -> str | None:
+        assert tmap is not None
+        try:
+            got = tmap.get_name(base)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001
+            return None
+        return got if isinstance(got, str) and got else None
+
+    def mapped_name(base: str) -> str | None:
+        hit = lookup(base)
+        if hit is not None:
+            return hit
+        for m in _NUMBER.finditer(base):
+            layer = m.group()
+            hit = lookup(base[: m.start()] + "0" + base[m.end():])
+            if hit is not None and ".0." in f".{hit}.":
+                return re.sub(r"(^|\.)0(\.|$)", rf"\g<1>{layer}\g<2>", hit, count=1)
+        return None
 
     def role(module: str) -> str:
         base = module
@@ -40,10 +71,7 @@ def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str
             if base.endswith(suf):
                 base = base[: -len(suf)]
         if tmap is not None:
-            try:
-                mapped = tmap.get_name(base)  # type: ignore[attr-defined]
-            except Exception:  # noqa: BLE001
-                mapped = None
+            mapped = mapped_name(base)
             if mapped:
                 return f"{mapped}.weight"
         return f"{base}.weight"

@@ -24,12 +24,13 @@ import numpy as np
 
 from ..artifact import Artifact, IssueCode, StoredTensor, TensorTable
 from ..codec.errors import GritError
+from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource
 
-MAX_HEADER = 100_000_000
-MAX_TENSORS = 100_000  # per file: real shards hold hundreds; more is a time-exhaustion header
-MAX_JSON_ITEMS = 4_000_000  # commas: bounds the objects json.loads would build
+MAX_HEADER = budgets.HEADER_BYTES.value
+MAX_TENSORS = budgets.TENSORS_PER_FILE.value
+MAX_JSON_ITEMS = budgets.JSON_ITEMS.value
 U64 = 1 << 64
 
 # safetensors 0.8 dtypes and their widths in bits (names are case-sensitive)
@@ -55,6 +56,10 @@ class Header:
     metadata: dict[str, str] = field(default_factory=dict)
 
 
+class _OverBudget(Exception):
+    """Raised inside json.loads to stop a parse that exceeds a budget."""
+
+
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -77,17 +82,22 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
         raise ParseError(f"header is not valid UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
         raise ParseError("header starts with a byte-order mark, which is not JSON")
-    n_offsets = text.count('"data_offsets"')
-    if n_offsets > MAX_TENSORS:
-        raise ParseError(f"header lists about {n_offsets:,} tensors; this scanner's per-file "
-                         f"limit is {MAX_TENSORS:,} (a header built to exhaust time?)")
-    if len(text) > 4 * MAX_JSON_ITEMS // 10 and text.count(",") > MAX_JSON_ITEMS:
-        raise ParseError(f"header JSON has more than {MAX_JSON_ITEMS:,} items; refused before "
-                         "parsing (memory budget)")
+    n_items = budgets.json_items(text)
+    if n_items > MAX_JSON_ITEMS:
+        raise ParseError(budgets.JSON_ITEMS.exceeded("header JSON", n_items))
     dups: list[str] = []
+    objects = [0]
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(items)  # the reference keeps the last one, as dict() does
+        # One view of the header: keys are compared after JSON decoding, so
+        # an escaped key ("data\u005foffsets") is the same key as its plain
+        # spelling.  The reference keeps the last one, as dict() does.
+        # Each tensor entry is one object: past the budget the parse stops
+        # before it builds more (the hook runs as each object closes).
+        objects[0] += 1
+        if objects[0] > MAX_TENSORS + 2:
+            raise _OverBudget
+        out = dict(items)
         if len(out) != len(items):
             seen: set[str] = set()
             for k, _ in items:
@@ -97,20 +107,21 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
         return out
 
     try:
-        obj = json.loads(text, parse_constant=_reject_constant)
-        # Fast path: plain dicts.  Every tensor entry has one data_offsets key,
-        # so more occurrences than entries means a repeated key somewhere:
-        # re-parse with the hook that names it (the reference keeps the last).
-        n_entries = len(obj) - ("__metadata__" in obj) if isinstance(obj, dict) else 0
-        if isinstance(obj, dict) and (n_offsets > n_entries or (
-                "__metadata__" in obj and text.count('"__metadata__"') > 1)):
-            obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+        obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+    except _OverBudget:
+        raise ParseError(budgets.TENSORS_PER_FILE.exceeded(
+            "the header's object count", objects[0])) from None
     except json.JSONDecodeError as exc:
         raise ParseError(f"header is not JSON: {exc.msg} at character {exc.pos}") from None
     except RecursionError:
         raise ParseError("header JSON is nested too deeply") from None
     except ValueError as exc:
         raise ParseError(f"header JSON is not acceptable: {exc}") from None
+    # counts come from the parsed object, never from the text
+    n_tensors = len(obj) - ("__metadata__" in obj) if isinstance(obj, dict) else 0
+    if n_tensors > MAX_TENSORS:
+        raise ParseError(budgets.TENSORS_PER_FILE.exceeded("the header's tensor count",
+                                                           n_tensors))
     if not isinstance(obj, dict):
         raise ParseError(f"header is a JSON {type(obj).__name__}, not an object")
     hdr = Header(header_len=n, data_start=8 + n)
@@ -167,7 +178,7 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
     if not names:
         return region == 0
     try:
-        if set(map(len, offs)) != {2}:
+        if set(map(len, offs)) != {2} or max(map(len, shapes)) > budgets.SAFETENSORS_RANK.value:
             return False
         # chain over anything but lists of ints yields non-ints (a string's
         # characters, a dict's keys) or raises: the type test below catches both
@@ -221,7 +232,11 @@ def _entry(name: str, entry: Any, data_start: int, region: int,
             f"{', '.join(sorted(DTYPE_BITS))})")
         return None
     if type(shape) is not list:
-        bad(f"shape {shape!r} is not a list of non-negative integers below 2^64")
+        bad(f"shape {shape!r:.200} is not a list of non-negative integers below 2^64")
+        return None
+    if len(shape) > budgets.SAFETENSORS_RANK.value:
+        bad(budgets.SAFETENSORS_RANK.exceeded("shape rank", len(shape)),
+            budget=budgets.SAFETENSORS_RANK.name)
         return None
     numel = 1
     for d in shape:
@@ -229,9 +244,9 @@ def _entry(name: str, entry: Any, data_start: int, region: int,
             bad(f"shape {shape!r} is not a list of non-negative integers below 2^64")
             return None
         numel *= d
-    if numel >= U64:
-        bad(f"shape {shape} overflows 64-bit arithmetic", expected="< 2^64")
-        return None
+        if numel >= U64:  # bounded at every step: a product never grows past 128 bits
+            bad(f"shape {shape} overflows 64-bit arithmetic", expected="< 2^64")
+            return None
     if type(offs) is not list or len(offs) != 2 or not (_is_uint(offs[0]) and _is_uint(offs[1])):
         bad(f"data_offsets {offs!r} are not two non-negative integers below 2^64")
         return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..artifact import Artifact, Format, Issue, IssueCode, ReadError, ScanInput
 from ..names import Declared
-from . import configs, index, models, readers
+from . import budgets, configs, index, models, readers
 from .fileio import SafeFile
 from .interface import SNIFF_BYTES, ReadContext
 from .manifest import attach_expected, read_manifest
@@ -79,25 +79,63 @@ def classify(name: str, path: str) -> Format | None:
     return next((r.format for r in readers.CHECKPOINT_READERS if r.claims(name)), None)
 
 
+HF_REPO_PREFIXES = ("models--", "datasets--", "spaces--")
+HF_REPO_PARTS = ("blobs", "refs", "snapshots")  # what makes a directory an HF cache repository
+HF_INTERNAL = ("blobs", "refs", ".no_exist")  # reached through snapshots/*, never walked
+
+
+def hf_repo(real_dir: str, names: set[str] | None = None) -> bool:
+    """True when ``real_dir`` really is a Hugging Face cache repository
+    (``models--org--name`` holding blobs/, refs/ and snapshots/)."""
+    if not os.path.basename(real_dir).startswith(HF_REPO_PREFIXES):
+        return False
+    if names is None:
+        return all(os.path.isdir(os.path.join(real_dir, n)) for n in HF_REPO_PARTS)
+    return set(HF_REPO_PARTS) <= names and all(
+        os.path.isdir(os.path.join(real_dir, n)) for n in HF_REPO_PARTS)
+
+
+def snapshot_blobs(real_root: str) -> str | None:
+    """The repository's blobs/ when ``real_root`` is (inside) one snapshot
+    of an HF cache repository (``.../models--o--n/snapshots/<rev>/...``):
+    the snapshot's files are relative links into ``../../blobs`` and belong
+    to it, as ``snapshot_download()`` hands out exactly this directory."""
+    parts = real_root.split(os.sep)
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] == "snapshots":
+            repo = os.sep.join(parts[:i])
+            if hf_repo(repo):
+                return os.path.join(repo, "blobs")
+    return None
+
+
 class Walker:
-    def __init__(self, root: str, skipped: list[Issue], display_root: str) -> None:
+    def __init__(self, root: str, skipped: list[Issue], display_root: str,
+                 max_depth: int = budgets.WALK_DEPTH.value) -> None:
         self.root = os.path.realpath(root)
         self.display_root = display_root
         self.skipped = skipped
         self.visited: set[str] = set()
         self.dirs: dict[str, _Dir] = {}
+        self.max_depth = max_depth
+        blobs = snapshot_blobs(self.root)
+        self.also_inside = (blobs,) if blobs else ()
 
     def inside(self, real: str) -> bool:
-        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep)
+                   for r in (self.root, *self.also_inside))
 
     def disp(self, rel: str) -> str:
         return os.path.join(self.display_root, rel) if rel else self.display_root
 
-    def skip(self, rel: str, why: str, kind: SkipKind, escape: bool = False) -> None:
-        detail: dict[str, object] = {"path": self.disp(rel), "kind": kind.value}
+    def skip(self, rel: str, why: str, kind: SkipKind | None = None, escape: bool = False,
+             **detail: object) -> None:
+        det: dict[str, object] = {"path": self.disp(rel), **detail}
+        if kind is not None:
+            det["kind"] = kind.value
         if escape:
-            detail["escape"] = True
-        self.skipped.append(Issue(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}", detail=detail))
+            det["escape"] = True
+        self.skipped.append(Issue(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}", detail=det))
 
     def outside_link(self, rel: str, name: str) -> None:
         """A symlink leaving the root: a path_escape only when a checkpoint
@@ -111,22 +149,35 @@ class Walker:
                       "not followed", SkipKind.OUTSIDE_SYMLINK)
 
     def walk(self, real_dir: str, rel: str) -> None:
+        """Walk iteratively (a stack, not recursion: 1,000 nested
+        directories cannot overflow it), in sorted order."""
+        stack: list[tuple[str, str, int]] = [(real_dir, rel, 0)]
+        while stack:
+            real, r, depth = stack.pop()
+            subdirs = self._one_dir(real, r, depth)
+            stack.extend(reversed(subdirs))
+
+    def _one_dir(self, real_dir: str, rel: str, depth: int) -> list[tuple[str, str, int]]:
         if real_dir in self.visited:
             self.skip(rel, "directory already visited (symlink loop); skipped", SkipKind.LINK)
-            return
+            return []
         self.visited.add(real_dir)
         try:
             entries = sorted(os.scandir(real_dir), key=lambda e: e.name)
         except OSError as exc:
-            self.skip(rel, f"cannot list: {exc.strerror or exc}", SkipKind.UNREADABLE)
-            return
+            # as severe as an unreadable file: what it holds was not checked
+            self.skip(rel, f"cannot list this directory: {exc.strerror or exc}",
+                      SkipKind.UNREADABLE, unreadable=True)
+            return []
         names = {e.name for e in entries}
-        hf_cache_repo = {"blobs", "snapshots"} <= names
+        cache_repo = hf_repo(real_dir, names)
         d = self.dirs.setdefault(rel, _Dir(rel))
+        subdirs: list[tuple[str, str, int]] = []
         for e in entries:
             erel = os.path.join(rel, e.name) if rel else e.name
-            if hf_cache_repo and e.name in ("blobs", "refs", ".no_exist"):
-                continue  # reached through snapshots/*, never scanned twice
+            if cache_repo and e.name in HF_INTERNAL:
+                self.skip(erel, "Hugging Face cache internals, scanned through snapshots/*")
+                continue
             path = os.path.join(real_dir, e.name)
             try:
                 is_link = e.is_symlink()
@@ -151,30 +202,42 @@ class Walker:
                               SkipKind.UNREADABLE)
                     continue
             if stat.S_ISDIR(st.st_mode):
-                self.walk(target, erel)
+                if self.max_depth == 0:
+                    continue  # one directory only (an index's neighbours)
+                if depth + 1 > self.max_depth:
+                    self.skip(erel, budgets.WALK_DEPTH.exceeded("directory nesting", depth + 1),
+                              budget=budgets.WALK_DEPTH.name)
+                else:
+                    subdirs.append((target, erel, depth + 1))
                 continue
             if not stat.S_ISREG(st.st_mode):
                 self.skip(erel, "not a regular file (FIFO, socket or device); skipped",
                           SkipKind.NOT_REGULAR)
                 continue
-            if target in self.visited:
-                continue  # the same blob through two links
-            self.visited.add(target)
+            # an index in this directory may name the file, even when the same
+            # blob was already read through another revision's link
             d.names[e.name] = target
-            fmt = classify(e.name, target)
-            if fmt is None:
-                weights = unsupported_weights(e.name)
-                if weights is not None:
-                    self.skip(erel, unsupported_reason(weights), weights)
-                continue
-            if fmt is Format.CONFIG:
-                d.configs[e.name.lower()] = target
-            elif fmt is Format.INDEX:
-                d.indexes.append((target, self.disp(erel)))
-            elif fmt is Format.MANIFEST:
-                d.manifests.append((target, self.disp(erel)))
-            else:
-                d.files.append((target, self.disp(erel), fmt))
+            if target in self.visited:
+                continue  # the same blob through two links: read once
+            self.visited.add(target)
+            self._classify(d, e.name, target, erel)
+        return subdirs
+
+    def _classify(self, d: _Dir, name: str, target: str, erel: str) -> None:
+        fmt = classify(name, target)
+        if fmt is None:
+            weights = unsupported_weights(name)
+            if weights is not None:
+                self.skip(erel, unsupported_reason(weights), weights)
+            return
+        if fmt is Format.CONFIG:
+            d.configs[name.lower()] = target
+        elif fmt is Format.INDEX:
+            d.indexes.append((target, self.disp(erel)))
+        elif fmt is Format.MANIFEST:
+            d.manifests.append((target, self.disp(erel)))
+        else:
+            d.files.append((target, self.disp(erel), fmt))
 
 
 def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
@@ -186,7 +249,10 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
         path = d.configs[name]
         art = Artifact(path=os.path.join(group, name), abs_path=path, format=Format.CONFIG,
                        group=group)
-        obj = configs.read_json(path, art)
+        obj = configs.read_json(path, art, budgets.CONFIG_BYTES)
+        if obj is not None:
+            for why in configs.refused_patterns(obj):
+                art.issue(IssueCode.UNPARSEABLE, why)
         if art.issues:
             arts.append(art)
         if obj is None:
@@ -232,14 +298,16 @@ def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
 
         READ_TRACEBACKS.append(traceback.format_exc())
         art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False)
-        art.issue(IssueCode.UNPARSEABLE, f"internal error while reading this file: "
-                  f"{type(exc).__name__}: {exc} (other files are unaffected; --debug shows "
-                  "the traceback)", internal_error=True)
+        art.issue(IssueCode.INTERNAL_ERROR, f"internal error while reading this file: "
+                  f"{type(exc).__name__}: {str(exc)[:500]} (other files are unaffected; "
+                  "--debug shows the traceback)", internal_error=True, rule="reader",
+                  exception=type(exc).__name__)
         return art
 
 
 def _read_dir(d: _Dir, scan: ScanInput, group: str,
-              tick: Callable[[], None] | None = None) -> None:
+              tick: Callable[[], None] | None = None,
+              inside: Callable[[str], bool] | None = None) -> None:
     declared, role, cfg_arts = _declared(d, scan, group)
     scan.artifacts.extend(cfg_arts)
     by_name: dict[str, Artifact] = {}
@@ -271,11 +339,19 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         man, listed = read_manifest(path, disp, group)
         if man.parsed:
             man.metadata["unlisted"] = unlisted(path, listed)
+        if inside is None:
+            inside = Walker(os.path.dirname(path), [], "").inside
         scan.artifacts.append(man)
         base = os.path.dirname(path)
         for rel in listed:
             target = os.path.join(base, rel)
             real = os.path.realpath(target)
+            if not inside(real):
+                # resolved before opening: a listed in-tree symlink to a file
+                # outside the scanned tree is reported, never read
+                man.issue(IssueCode.PATH_ESCAPE, f"manifest path {rel!r} resolves outside the "
+                          "scanned tree; not opened", path=rel)
+                continue
             if real in read or not os.path.isfile(real):
                 continue
             listed_fmt = classify(os.path.basename(rel), real)
@@ -337,7 +413,8 @@ def collect(paths: list[str], deep: bool = False,
             w.walk(w.root, "")
             tick = _ticker(progress, sum(len(x.files) for x in w.dirs.values()))
             for rel in sorted(w.dirs):
-                _read_dir(w.dirs[rel], scan, os.path.join(p, rel) if rel else p, tick)
+                _read_dir(w.dirs[rel], scan, os.path.join(p, rel) if rel else p, tick,
+                          w.inside)
             continue
         name = os.path.basename(p)
         d = _Dir(rel="")
@@ -353,7 +430,7 @@ def collect(paths: list[str], deep: bool = False,
             d.indexes.append((p, p))
             # an index's shards live beside it: that directory is the tree
             parent = os.path.dirname(p) or "."
-            w = Walker(parent, scan.skipped, parent)
+            w = Walker(parent, scan.skipped, parent, max_depth=0)
             w.walk(w.root, "")
             top = w.dirs.get("", _Dir(""))
             d.files = [f for f in top.files]

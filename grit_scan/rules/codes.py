@@ -20,6 +20,7 @@ class Kind(str, enum.Enum):
     FILE_UNPARSEABLE = "file_unparseable"
     INDEX_INCONSISTENCY = "index_inconsistency"
     PATH_ESCAPE = "path_escape"
+    INTERNAL_ERROR = "internal_error"
     GID_DISAGREEMENT = "gid_disagreement"
     ROLE_DRIFT = "role_drift"
     DECLARED_MISMATCH = "declared_mismatch"

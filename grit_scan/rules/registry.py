@@ -180,10 +180,10 @@ class Runner:
         except Exception as exc:  # noqa: BLE001 - containment is the point
             if self.debug:
                 self.tracebacks.append(traceback.format_exc())
-            return [rule(Kind.FILE_UNPARSEABLE).finding(
+            return [rule(Kind.INTERNAL_ERROR).finding(
                 path, f"internal error in rule {module.name} while checking this file: "
-                f"{type(exc).__name__}: {exc} (other files are unaffected; --debug shows "
-                "the traceback)",
+                f"{type(exc).__name__}: {str(exc)[:500]} (other files are unaffected; "
+                "--debug shows the traceback)",
                 detail={"internal_error": True, "rule": module.name,
                         "exception": type(exc).__name__})]
 
@@ -204,7 +204,8 @@ class Runner:
                 out.extend(self._contained(m, where, functools.partial(check_s, scan)))
         if open_planes is not None:
             out.extend(self._deep(scan.artifacts, active, open_planes, progress, jobs))
-        return [f for f in out if f.kind in self.enabled]
+        # a contained failure is never filtered away by --select/--ignore
+        return [f for f in out if f.kind in self.enabled or f.kind is Kind.INTERNAL_ERROR]
 
     def _deep(self, arts: Sequence[Artifact], active: list[RuleModule],
               open_planes: OpenPlanes, progress: Callable[[int, int], None] | None,

@@ -28,6 +28,7 @@ class Case:
     kinds: tuple[str, ...]  # finding kinds that must mention the hostile file
     graded: int = 1
     alone: bool = False  # no good file beside it (nothing parseable -> 4)
+    budget: str | None = None  # the budget (parsers/budgets.py) a finding must name
 
 
 def good(d: str) -> None:
@@ -94,9 +95,9 @@ CASES: list[Case] = []
 
 
 def case(name: str, kinds: tuple[str, ...] = ("file_unparseable",), graded: int = 1,
-         alone: bool = False) -> Callable:
+         alone: bool = False, budget: str | None = None) -> Callable:
     def deco(fn: Callable[[str], str]) -> Callable[[str], str]:
-        CASES.append(Case(name, fn, kinds, graded, alone))
+        CASES.append(Case(name, fn, kinds, graded, alone, budget))
         return fn
     return deco
 
@@ -283,7 +284,7 @@ def _(d): return gguf_file(d, "a.gguf", gguf(version=1))
 def _(d): return gguf_file(d, "a.gguf", gguf(version=4))
 
 
-@case("gg18_byte_swapped")
+@case("gg18_byte_swapped", kinds=("not_representable",), graded=3)  # unsupported, one line
 def _(d): return gguf_file(d, "a.gguf", gguf(version=3 << 24))
 
 
@@ -578,3 +579,129 @@ def _(d):
     body = "{" + ",".join(f'"t{i}":{{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}'
                           for i in range(50_000)) + "}"
     return st_raw(d, "a.safetensors", body.encode())
+
+
+# ---------------------------------------------------------------- issue 16
+# Each case below failed on the base commit (an exit 2 with no report, a
+# hang, memory out of proportion, or a silent exit 0); the budget it now
+# hits is named in the message (grit_scan/parsers/budgets.py).
+
+def _mxfp4_desc() -> str:
+    """A valid MXFP4 descriptor (hex), from the committed GRIT-native GGUF."""
+    from grit_scan.parsers import gguf_reader
+    from grit_scan.parsers.fileio import SafeFile
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "fixtures", "conventions", "grit-gguf", "model.gguf")
+    with SafeFile(path) as f:
+        h = gguf_reader.read_header(f, None)  # type: ignore[arg-type]
+    return str(h.kv["grit.desc.blk.0.ffn_up.weight"])
+
+
+def kv_u64_array(key: str, vals: list[int]) -> bytes:
+    return gs(key) + struct.pack("<IIQ", 9, 10, len(vals)) + b"".join(
+        struct.pack("<Q", v) for v in vals)
+
+
+@case("i16_grit_shape_u64_max_one_file_stops_scan", budget="extent")
+def _(d): return gguf_file(d, "a.gguf", gguf(
+    [kv_u32("grit.version", 1), kv_str("grit.desc.w", _mxfp4_desc()),
+     kv_u64_array("grit.shape.w", [U64, 64])], tensors=[ti("w", [32], 24, 0)], data=bytes(32)))
+
+
+@case("i16_config_100000_layers", kinds=(), graded=0)
+def _(d):
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"model_type": "llama", "num_hidden_layers": 100_000}, f)
+    return "config.json"
+
+
+@case("i16_index_20k_missing_shards", kinds=("missing_shard",))
+def _(d):
+    wm = {f"t{i}": f"s{i}.safetensors" for i in range(20_000)}
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"weight_map": wm}, f)
+    return "model.safetensors.index.json"
+
+
+@case("i16_shape_50k_extents", kinds=("size_mismatch",), budget="safetensors_rank")
+def _(d): return st_json(d, "a.safetensors", {"a": t("U8", [1] * 50_000, [0, 1])}, b"a")
+
+
+@case("i16_grit_shape_300_extents", budget="grit_shape_rank")
+def _(d): return st_json(d, "a.safetensors", {
+    "__metadata__": {"__grit__": json.dumps({"grit": 1, "tensors": {"w": {
+        "desc": _mxfp4_desc(), "shape": [2] * 300, "payload": "p"}}})},
+    "p": t("U8", [1], [0, 1])}, b"a")
+
+
+@case("i16_regex_nested_quantifier", budget="pattern_chars")
+def _(d):
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"quantization_config": {"quant_method": "fp8",
+                                           "ignore": ["re:(a+)+b"]}}, f)
+    write_safetensors(os.path.join(d, "m.safetensors"),
+                      {"a" * 40 + ".weight": Raw("F32", [4], bytes(16))})
+    return "config.json"
+
+
+@case("i16_gguf_150k_tensors", budget="tensors_per_file")
+def _(d): return gguf_file(d, "a.gguf", gguf(
+    tensors=[ti(f"t{i}", [0], 0, 0) for i in range(150_000)]))
+
+
+@case("i16_gguf_100k_kv", budget="gguf_kv_entries")
+def _(d): return gguf_file(d, "a.gguf", gguf(
+    [gs(f"k{i}") + struct.pack("<IB", 0, 1) for i in range(100_000)]))
+
+
+@case("i16_escaped_duplicate_tensor_decoy", kinds=("file_unparseable",))
+def _(d): return st_raw(d, "a.safetensors",
+                        b'{"w":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},'
+                        b'"\\u0077":{"dtype":"U8","shape":[4],"data\\u005foffsets":[0,4]}}',
+                        b"abcd")
+
+
+@case("i16_escaped_metadata_twice")
+def _(d): return st_raw(d, "a.safetensors", b'{"__metadata__":{},"\\u005f_metadata__":{}}')
+
+
+@case("i16_150k_tensors_escaped_offsets", budget="tensors_per_file")
+def _(d):
+    body = "{" + ",".join(f'"t{i}":{{"dtype":"U8","shape":[0],"data\\u005foffsets":[0,0]}}'
+                          for i in range(150_000)) + "}"
+    return st_raw(d, "a.safetensors", body.encode())
+
+
+@case("i16_1000_nested_directories", budget="walk_depth")
+def _(d):
+    p = d
+    for _ in range(1000):  # os.makedirs recurses per level: mkdir one at a time
+        p = os.path.join(p, "n")
+        os.mkdir(p)
+    good(p)
+    return "n/n/n"
+
+
+@case("i16_hf_lookalike_hides_nothing")
+def _(d):
+    os.makedirs(os.path.join(d, "snapshots"))
+    os.makedirs(os.path.join(d, "blobs"))
+    st_raw(os.path.join(d, "blobs"), "a.safetensors", b"{}", n=U64)
+    return "blobs/a.safetensors"
+
+
+@case("i16_hf_cache_shared_blobs_not_missing", kinds=(), graded=0)
+def _(d):
+    repo = os.path.join(d, "models--org--m")
+    for sub in ("blobs", "refs", "snapshots/r1", "snapshots/r2"):
+        os.makedirs(os.path.join(repo, sub))
+    write_safetensors(os.path.join(repo, "blobs", "b1"),
+                      {"model.norm.weight": Raw("F32", [4], bytes(16))})
+    with open(os.path.join(repo, "blobs", "b2"), "w") as f:
+        json.dump({"weight_map": {"model.norm.weight": "model-00001.safetensors"}}, f)
+    for rev in ("r1", "r2"):
+        snap = os.path.join(repo, "snapshots", rev)
+        os.symlink("../../blobs/b1", os.path.join(snap, "model-00001.safetensors"))
+        os.symlink("../../blobs/b2", os.path.join(snap, "model.safetensors.index.json"))
+    return "models--org--m"

@@ -47,13 +47,16 @@ def check_file(art: Artifact) -> list[Finding]:
 
 def check_scan(scan: ScanInput) -> list[Finding]:
     """Special files or unreadable paths that look like checkpoints cannot be
-    parsed; a path that does not exist cannot either.  Other skipped paths
+    parsed; a path that does not exist cannot either; an unreadable
+    directory (as severe as an unreadable file) and a directory past the
+    walk_depth budget were not checked.  Other skipped paths
     are only counted (the report lists them)."""
     out = []
     for iss in scan.skipped:
         path = str(iss.detail.get("path", ""))
         if iss.detail.get("escape"):
             continue  # path_escape's
-        if iss.detail.get("missing") or path.lower().endswith(CHECKPOINT_NAMES):
+        if (iss.detail.get("missing") or iss.detail.get("unreadable")
+                or iss.detail.get("budget") or path.lower().endswith(CHECKPOINT_NAMES)):
             out.append(RULE.finding(path, iss.message))
     return out

@@ -38,13 +38,14 @@ def check_file(art: Artifact) -> list[Finding]:
     nrep: dict[tuple[str, str], list[str]] = defaultdict(list)
     reasons: dict[tuple[str, str], str] = {}
     first: dict[tuple[str, str], Any] = {}
+    out = [RULE.finding(art.path, iss.message, detail=iss.detail) for iss in art.issues
+           if iss.code == IssueCode.NOT_REPRESENTABLE and iss.detail.get("unsupported")]
     for iss in art.issues:
-        if iss.code == IssueCode.NOT_REPRESENTABLE:
+        if iss.code == IssueCode.NOT_REPRESENTABLE and not iss.detail.get("unsupported"):
             key = (str(iss.detail.get("convention", "?")), str(iss.detail.get("clause", "")))
             nrep[key].append(iss.tensor or "?")
             reasons.setdefault(key, iss.message.split(": ", 1)[-1])
             first.setdefault(key, iss.detail)
-    out = []
     for (conv, clause), names in sorted(nrep.items()):
         detail = {"convention": conv, "clause": clause, "count": len(names),
                   "tensors": names[:50], "reason": reasons[(conv, clause)]}
