@@ -132,7 +132,7 @@ def test_pre_commit_try_repo(tmp_path):
     assert code == 0 and "Passed" in out, out
     shutil.copy(BROKEN / "model.safetensors", repo / "models" / "model.safetensors")
     code, out = try_repo("models/model.safetensors", "models/config.json")
-    assert code == 1 and "Failed" in out and out.count("size_mismatch  ") == 1, out
+    assert code == 1 and "Failed" in out and out.count("GRIT101 size_mismatch ") == 1, out
 
 
 # ---------------------------------------------------------------- docs

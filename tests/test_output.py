@@ -220,13 +220,13 @@ def test_github_escaping_table():
 # --- CLI conventions ------------------------------------------------------
 
 def test_one_error_style_for_click_usage_errors(capsys):
-    assert main(["scan", "--bogus"]) == 2
+    assert main(["scan", "--bogus"]) == 64
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("grit: error: No such option: --bogus")
     assert "Error:" not in "\n".join(err)
-    assert main(["scan", "--output-format", "xml", "fixtures/sample"]) == 2
+    assert main(["scan", "--output-format", "xml", "fixtures/sample"]) == 64
     assert capsys.readouterr().err.startswith("grit: error: Invalid value for '--output-format'")
-    assert main(["rule", "nope"]) == 2
+    assert main(["rule", "nope"]) == 64
     assert capsys.readouterr().err.startswith("grit: error: unknown finding kind")
 
 
@@ -257,14 +257,14 @@ def test_output_file(tmp_path, capsys):
                  "fixtures/sample"]) == 1
     assert capsys.readouterr().out == ""
     assert json.loads(out.read_text())["version"] == "2.1.0"
-    assert main(["scan", "--output-file", str(tmp_path / "no" / "dir"), "fixtures/sample"]) == 2
+    assert main(["scan", "--output-file", str(tmp_path / "no" / "dir"), "fixtures/sample"]) == 64
     assert "grit: error: --output-file" in capsys.readouterr().err
 
 
 def test_json_and_sarif_aliases(capsys):
     assert main(["scan", "--json", "fixtures/sample"]) == 1
     assert json.loads(capsys.readouterr().out)["report_version"] == 1
-    assert main(["scan", "--json", "--output-format", "sarif", "fixtures/sample"]) == 2
+    assert main(["scan", "--json", "--output-format", "sarif", "fixtures/sample"]) == 64
     assert "exclusive" in capsys.readouterr().err
 
 

@@ -239,7 +239,7 @@ def test_missing_extra_is_one_line(tmp_path: Path) -> None:
             "'hf://org/repo']; from grit_scan.cli import run; run()")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=120)
-    assert p.returncode == 2
+    assert p.returncode == 64
     assert p.stderr.strip().splitlines() == [
         "grit: error: hf://org/repo: hf:// URLs need the huggingface_hub package: "
         "pip install 'grit-scan[remote]'"]

@@ -106,4 +106,4 @@ def test_usage_errors(tmp_path, capsys, argv):
     np.zeros(32, "<f4").tofile(i)
     argv = [str(i) if a == "IN" else str(tmp_path / "o") if a == "OUT" else a for a in argv]
     code, _, err = run(capsys, *argv)
-    assert code == 2 and "Traceback" not in err
+    assert code == 64 and "Traceback" not in err

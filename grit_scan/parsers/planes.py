@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..artifact import Artifact, PlaneRef, QTensor
+from ..artifact import Artifact, PlaneRef, QTensor, ReadError
 from ..codec.layout import geometry, stored_sizes
 from ..codec.planes import BLOCK_AOS_ORDER
 from .fileio import SafeFile
@@ -113,7 +113,14 @@ def open_planes(art: Artifact) -> Iterator[SourcePlanes]:
 
     opener = OPENERS.get(art.abs_path)
     if opener is not None:
-        yield SourcePlanes(opener())
+        def other(path: str) -> ByteSource:
+            # another shard of the same remote model (PlaneRef.file)
+            found = OPENERS.get(path)
+            if found is None:
+                raise ReadError(f"{path}: not a file of this scan")
+            return found()
+
+        yield SourcePlanes(opener(), other)
         return
     with SafeFile(art.abs_path) as f:
         planes = SourcePlanes(f, SafeFile)

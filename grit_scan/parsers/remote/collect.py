@@ -20,7 +20,7 @@ from typing import Any
 
 from ...artifact import Artifact, Format, Issue, IssueCode, ScanInput
 from ...names import Declared
-from .. import configs, index, readers
+from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
 from ..roles import role_function
 from . import Budget, RemoteError, RemoteOptions, scheme
@@ -131,7 +131,8 @@ class _Reading:
         try:
             src = self.source(rel)
             OPENERS[disp] = lambda: self.tree.open(rel)
-            art = read_checkpoint(src, ReadContext(disp, disp, declared, role), fmt)
+            # conventions are inferred per model, across shards (parsers/models.py)
+            art = read_checkpoint(src, ReadContext(disp, disp, declared, role, infer=False), fmt)
         except RemoteError as exc:
             if rel in self.tree.optional and exc.status == 404:
                 self.absent.add(rel)
@@ -160,6 +161,7 @@ class _Reading:
             self.scan.artifacts.append(art)
             by_name[posixpath.basename(rel)] = art
         names = {posixpath.basename(r) for r in rels if r not in self.absent}
+        index_shards: list[list[str]] = []
         for rel in rels:
             if kinds[rel] is Format.MANIFEST:
                 self.scan.skipped.append(Issue(
@@ -177,7 +179,10 @@ class _Reading:
                     shards = {s: by_name[s] for s in set(wm.values()) if s in by_name}
                     index.check_index(art, wm, shards, exists)
                     art.metadata["shards"] = sorted(set(wm.values()))
+                    index_shards.append(art.metadata["shards"])
             self.scan.artifacts.append(art)
+        # the same model-level reading as a local directory
+        models.assemble(list(by_name.values()), index_shards, declared, role)
 
 
 def read_tree(tree: RemoteTree, scan: ScanInput,
