@@ -4,6 +4,7 @@ modules that straddle shards, split GGUFs, several quantisations side by
 side, Hugging Face caches, and llama.cpp's mixing recipes."""
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -190,3 +191,25 @@ def test_unrelated_repositories_are_never_compared(tmp_path):
     flat = grit_scan.scan([str(ROOT / "fixtures" / "sample" / "llama-mxfp4"),
                            str(ROOT / "fixtures" / "sample" / "llama-gguf")])
     assert "gid_disagreement" in kinds(flat)
+
+
+@pytest.mark.parametrize("repo", ["tiny-llama-gptq", "tiny-llama-nvfp4"])
+def test_fp5_a_snapshot_directory_scans_as_its_model(repo):
+    snaps = sorted((PROD / "hf-cache" / "hub" / f"models--grit-fixtures--{repo}" /
+                    "snapshots").iterdir())
+    for snap in snaps:
+        assert any(p.is_symlink() and "../../blobs/" in os.readlink(p) for p in snap.iterdir())
+        r = grit_scan.scan([str(snap)])
+        assert "path_escape" not in kinds(r) and not serious(r)
+        files = [a for a in r.artifacts if a.format.is_checkpoint_file]
+        assert files and all(a.parsed for a in files)
+        assert {a.repo for a in files} == {f"grit-fixtures/{repo}"}
+        assert r.exit_codes == {"graded": 3, "simple": 1}  # warnings only (not_representable)
+
+
+def test_big_endian_gguf_is_one_clear_unsupported_line():
+    r = scan("gguf-bigendian")
+    (f,) = r.findings
+    assert f.kind == "not_representable" and "big-endian GGUF" in f.message
+    assert "\n" not in f.message
+    assert r.exit_codes == {"graded": 4, "simple": 2}  # nothing could be read

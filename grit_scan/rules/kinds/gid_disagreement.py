@@ -34,6 +34,14 @@ revisions (GGUF and Hugging Face names map to one role) — carries different
 gids, or a tensor's gid changed since a grit-manifest.json recorded it. The
 finding carries the field-by-field explain diff.
 
+Only models that ought to agree are compared, and the finding says why
+(`compared_as`): revisions of one Hugging Face repository holding the same
+kind of quantisation, or, outside a cache, models holding the same kind of
+quantisation (the same element and scale formats, whatever the group size).
+Different quantisations of one model (a `-GGUF` repository's Q4_K_M and
+Q8_0) and unrelated repositories are never compared; the `quantizations`
+kind lists the former ([spec-notes.md](spec-notes.md#models-not-files-issue-12)).
+
 Example (`fixtures/broken/tool-disagreement`):
 
     1 operand(s) described differently: .../hf/model.safetensors disagrees with .../gguf/model.gguf
