@@ -1,13 +1,48 @@
 """The optional C helper (FNV-1a digests, GGUF string skipping).
 
-Everything else is in pyproject.toml.  ``optional=True``: without a C
-compiler the build still succeeds and grit_scan uses its pure-Python paths
-(``grit scan --deep`` then says so)."""
+Everything else is in pyproject.toml.  The extension is optional: without a
+C compiler the build still succeeds and grit_scan uses its pure-Python
+paths, but never silently: the build prints a warning banner, every scan
+says so once on stderr, and ``grit --version`` names the fallback."""
 
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 args = [] if sys.platform == "win32" else ["-O3"]
-setup(ext_modules=[Extension("grit_scan.codec._fnv", ["grit_scan/codec/_fnv.c"], optional=True,
-                             extra_compile_args=args)])
+BANNER = """
+*****************************************************************************
+grit-scan: WARNING: the compiled helper (grit_scan.codec._fnv) could not be
+built ({reason}). grit will use its pure-Python fallback: GGUF headers read
+up to ~10x slower and --deep digests far slower. Install a C compiler and
+the Python headers (e.g. apt-get install gcc python3-dev) and reinstall.
+*****************************************************************************
+"""
+
+
+class LoudBuildExt(build_ext):
+    """build_ext that says so, visibly, when the optional extension fails."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - no compiler at all: warn and go on
+            _warn(exc)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001 - any compiler failure: warn and go on
+            _warn(exc)
+
+
+def _warn(exc: Exception) -> None:
+    banner = BANNER.format(reason=f"{type(exc).__name__}: {exc}")
+    sys.stderr.write(banner)
+    print(banner)  # pip shows stdout with -v; stderr reaches a plain build log
+
+
+setup(ext_modules=[Extension("grit_scan.codec._fnv", ["grit_scan/codec/_fnv.c"],
+                             optional=False, extra_compile_args=args)],
+      cmdclass={"build_ext": LoudBuildExt})

@@ -26,10 +26,14 @@ from .report.report import Report, from_scan
 from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
-__all__ = ["FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath", "ReadError",
-           "RemoteOptions", "Rule", "Settings", "is_url", "load_settings", "load_tensor",
-           "lookup", "model_roots", "nothing_found", "rules", "scan", "scan_model",
-           "split_spec", "tensor_bytes", "write_manifest"]
+__all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
+           "ReadError", "RemoteOptions", "Rule", "Settings", "is_url", "load_settings",
+           "load_tensor", "lookup", "model_roots", "nothing_found", "rules", "scan",
+           "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
+
+SLOW_PATH = ("running the pure-Python fallback: the compiled helper (grit_scan.codec._fnv) "
+             "was not built, so GGUF headers and --deep digests are slower (grit --version "
+             "says which is in use)")
 
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
@@ -90,9 +94,8 @@ def scan(
         if was_enabled:
             gc.enable()
     messages = []
-    if deep and not compiled_backend():
-        messages.append("--deep is running the pure-Python FNV-1a digest (the compiled helper "
-                        "was not built): digests will be slow")
+    if not compiled_backend():
+        messages.append(SLOW_PATH)
     report = replace(from_scan(data, _per_path(findings, cfg), messages), fail_on=gate)
     if debug:
         report.tracebacks.extend(tree.READ_TRACEBACKS + runner.tracebacks)

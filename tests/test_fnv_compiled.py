@@ -105,3 +105,25 @@ def test_skip_strings_stops_at_hostile_lengths():
         "<Q", 1 << 62)
     assert _fnv.skip_strings(buf, 0, 10, 1 << 30) == (21, 2)
     assert _fnv.skip_strings(buf, 0, 1, 1 << 30) == (11, 1)
+
+
+def test_the_slow_path_is_never_silent(monkeypatch, capsys):
+    """Without the compiled helper every scan says so on stderr, in every
+    output format, and --version names the fallback (issue 15)."""
+    from pathlib import Path
+
+    from grit_scan.cli import main
+    from grit_scan.codec import fnv
+
+    sample = str(Path(__file__).resolve().parent.parent / "fixtures" / "sample")
+    monkeypatch.setattr(fnv, "_compiled", None)
+    for fmt in ("concise", "json", "sarif"):
+        main(["scan", "--output-format", fmt, sample])
+        err = capsys.readouterr().err
+        assert err.count("grit: warning: running the pure-Python fallback") == 1, (fmt, err)
+    main(["--version"])
+    assert "compiled helpers: not built" in capsys.readouterr().out
+    monkeypatch.undo()
+    if fnv.compiled_backend():
+        main(["scan", "--json", sample])
+        assert "pure-Python fallback" not in capsys.readouterr().err

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import TaskID
 
 from ..api import (
+    SLOW_PATH,
     ManifestRefused,
     NoSuchPath,
     ReadError,
@@ -178,6 +179,8 @@ def scan_cmd(
             bar.stop()
     for tb in report.tracebacks:
         sys.stderr.write(tb)
+    if SLOW_PATH in report.messages:  # the slow path is never silent, whatever the format
+        sys.stderr.write(f"grit: warning: {SLOW_PATH}\n")
     empty = nothing_found(report)
     if empty is not None:
         error_line(empty)
