@@ -31,10 +31,8 @@ import traceback
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
-from rich.console import Console  # noqa: E402
-
 from grit_scan import api  # noqa: E402
-from grit_scan.report import text  # noqa: E402
+from grit_scan.report.formats import OutputFormat, render  # noqa: E402
 from grit_scan.report.json_format import to_json  # noqa: E402
 from grit_scan.report.report import Report  # noqa: E402
 from grit_scan.report.sarif import to_sarif  # noqa: E402
@@ -100,14 +98,15 @@ def render_all(rep: Report, i: int, shapes: set[tuple[object, ...]]) -> bool:
     True when the text renderer ran."""
     json.dumps(to_json(rep))
     json.dumps(to_sarif(rep))
+    render(rep, OutputFormat.GITHUB, io.StringIO())
     shape = (tuple(sorted((f.kind.value, f.code) for f in rep.findings)),
              tuple((a.format.value, a.parsed) for a in rep.artifacts), len(rep.skipped))
     if shape in shapes and i % TEXT_EVERY:
         return False
     if len(shapes) < 100_000:
         shapes.add(shape)
-    console = Console(file=io.StringIO(), width=100, force_terminal=False, color_system=None)
-    text.render(rep, console)
+    for fmt in (OutputFormat.CONCISE, OutputFormat.FULL, OutputFormat.GROUPED):
+        render(rep, fmt, io.StringIO())
     return True
 
 
