@@ -309,3 +309,28 @@ def test_layer_count_does_not_size_the_name_map():
     role = role_function("llama", 100_000)
     assert role("model.layers.17.mlp.down_proj.weight") == "blk.17.ffn_down.weight"
     assert role("model.embed_tokens.weight") == "token_embd.weight"
+
+
+def test_encode_and_decode_refuse_overflowing_shapes_and_endless_files(tmp_path, capsys):
+    """Issue 16: `grit encode --shape 3,6148914691236517206` wrapped numpy's
+    product to 2 and exited 70; --payload-file on a FIFO hung and on
+    /dev/zero ran out of memory.  Each is now one usage line, exit 64."""
+    from grit_scan.codec.descriptor import from_grade
+    from grit_scan.codec.grade import GRADE_MXFP4
+
+    values = tmp_path / "v.f32"
+    values.write_bytes(b"\0" * 8)
+    code = main(["encode", "--grade", "mxfp4", "--shape", "3,6148914691236517206",
+                 "--input", str(values), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 64 and "18,446,744,073,709,551,618 elements" in err  # 3 x 6148914691236517206
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    desc = from_grade(GRADE_MXFP4, group_axis=0).hex()
+    for argv in (["encode", "--grade", "mxfp4", "--shape", "32", "--input", str(fifo),
+                  "--out", str(tmp_path / "o")],
+                 ["decode", "--desc", desc, "--shape", "32", "--payload-file", str(fifo)],
+                 ["decode", "--desc", desc, "--shape", "32", "--payload-file", "/dev/zero"]):
+        assert main(argv) == 64, argv
+        assert "not a regular file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

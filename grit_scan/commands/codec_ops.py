@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import stat
 import sys
 from pathlib import Path
 
@@ -22,13 +24,21 @@ from .common import emit_json, parse_int_list
 
 DEFAULT_VECTORS = Path("fixtures/conformance/vectors.json")
 
+# what `grit encode --input` may hold: 2**31 binary32 values (8 GiB)
+MAX_ENCODE_ELEMENTS = 1 << 31
+
 vectors_app = typer.Typer(help="Generate or verify the conformance vector suite (§15).",
                           no_args_is_help=True)
 app.add_typer(vectors_app, name="vectors")
 
 
 def _read(path: Path, what: str) -> bytes:
+    """A regular file's bytes: a FIFO would block and /dev/zero never ends,
+    so anything else is refused before it is opened (issue 16)."""
     try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{what}: not a regular file: {path}")
         return path.read_bytes()
     except OSError as exc:
         raise UsageError(f"{what}: {exc.strerror or exc}: {path}") from None
@@ -136,8 +146,11 @@ def encode_cmd(
     except GritError as exc:
         raise UsageError(f"--grade: {exc}") from None
     dims = parse_int_list(shape, "--shape", minimum=0)
+    n = math.prod(dims)  # exact: np.prod wraps at 2**63 (3 x 6148914691236517206 -> 2)
+    if n > MAX_ENCODE_ELEMENTS:
+        raise UsageError(f"--shape {dims} has {n:,} elements; grit encode takes at most "
+                         f"{MAX_ENCODE_ELEMENTS:,}")
     raw = _read(input_file, "--input")
-    n = int(np.prod(dims))
     if len(raw) != 4 * n:
         raise UsageError(f"--input holds {len(raw)} bytes; shape {dims} needs {4 * n}")
     values = np.frombuffer(raw, dtype="<f4").reshape(dims)
