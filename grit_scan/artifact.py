@@ -222,6 +222,15 @@ class Artifact:
     revision: str | None = None
     # tensor names a GRIT header already describes (not inferred again)
     claimed: set[str] = field(default_factory=set)
+    # (device, inode, size, mtime) of the local file its header was read from:
+    # --deep refuses to read a different file under the same name
+    identity: tuple[int, int, int, int] | None = None
+
+    def tensors_nbytes(self) -> Sequence[int]:
+        """The bytes each stored tensor's header entry claims."""
+        if isinstance(self.tensors, TensorTable):
+            return self.tensors.nbytes
+        return [t.nbytes for t in self.tensors]
 
     def issue(self, code: IssueCode, message: str, tensor: str | None = None,
               **detail: Any) -> None:

@@ -334,3 +334,52 @@ def test_encode_and_decode_refuse_overflowing_shapes_and_endless_files(tmp_path,
         assert main(argv) == 64, argv
         assert "not a regular file" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_deep_refuses_a_file_swapped_after_its_header_was_read(tmp_path, monkeypatch):
+    """--deep re-opens the file: it must be the one whose header was read
+    (same device and inode), or nothing is read from it (issue 16)."""
+    import shutil
+
+    from grit_scan import api
+
+    d = tmp_path / "m"
+    shutil.copytree(FIX / "broken" / "digest-mismatch", d)
+    victim = next(d.glob("*.safetensors"))
+    real_collect = api.tree.collect
+
+    def collect_then_swap(*args, **kwargs):
+        data = real_collect(*args, **kwargs)
+        spare = tmp_path / "spare"
+        shutil.copy(victim, spare)
+        os.replace(spare, victim)  # same bytes and size, another inode
+        return data
+
+    monkeypatch.setattr(api.tree, "collect", collect_then_swap)
+    r = grit_scan.scan([str(d)], deep=True)
+    kinds = {f.kind.value for f in r.findings}
+    assert "digest_mismatch" not in kinds  # its bytes were never read
+    (f,) = [f for f in r.findings if "not the file whose header was read" in f.message]
+    assert f.kind == "file_unparseable" and f.path.endswith(victim.name)
+
+
+def test_deep_does_not_read_a_sparse_file(tmp_path):
+    """A file whose apparent size is far beyond its allocated blocks gets a
+    finding naming the budget instead of a read of terabytes of zeros."""
+    import json as _json
+
+    from grit_scan.parsers import budgets
+
+    n = 100 * 1024 * 1024  # a 400 MB F32 tensor, never written
+    hdr = _json.dumps({"w": {"dtype": "F32", "shape": [n], "data_offsets": [0, 4 * n]}}).encode()
+    p = tmp_path / "sparse.safetensors"
+    with open(p, "wb") as fh:
+        fh.write(struct.pack("<Q", len(hdr)) + hdr)
+        fh.truncate(8 + len(hdr) + 4 * n)
+    if os.stat(p).st_blocks * 512 * budgets.DEEP_SPARSE_RATIO.value >= os.path.getsize(p):
+        pytest.skip("this filesystem does not keep sparse files sparse")
+    shallow = grit_scan.scan([str(p)])
+    assert not shallow.findings
+    r = grit_scan.scan([str(p)], deep=True)
+    (f,) = r.findings
+    assert f.kind == "file_unparseable" and "deep_sparse_ratio" in f.message

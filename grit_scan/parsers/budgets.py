@@ -97,11 +97,19 @@ WALK_DEPTH = Budget(
     "walk_depth", 256, "directories",
     "nesting below a scanned root (the walk is iterative; deeper directories are listed as "
     "skipped)")
+DEEP_SPARSE_RATIO = Budget(
+    "deep_sparse_ratio", 16, "x the bytes the file has allocated",
+    "--deep does not read a file (over 64 MiB) whose apparent size exceeds its allocated "
+    "blocks this many times: a sparse file would be read as terabytes of zeros")
+DEEP_READ_FACTOR = Budget(
+    "deep_read_factor", 2, "x the tensor bytes its header records (plus 64 MiB)",
+    "what --deep reads from one file: digests read each plane once and probes sample rows, "
+    "so a real checkpoint stays far below it")
 ALL: tuple[Budget, ...] = (
     HEADER_BYTES, JSON_ITEMS, TENSORS_PER_FILE, GGUF_KV_ENTRIES, GGUF_ARRAY_ELEMENTS, GGUF_RANK,
     SAFETENSORS_RANK, GRIT_SHAPE_RANK, EXTENT, INDEX_ENTRIES, CONFIG_BYTES, JSON_FILE_BYTES,
     JSON_FILE_ITEMS, IGNORE_PATTERNS, PATTERN_CHARS, PATTERN_OPEN_REPEATS, NAME_CHARS,
-    NAME_MAP_LAYERS, WALK_DEPTH)
+    NAME_MAP_LAYERS, WALK_DEPTH, DEEP_SPARSE_RATIO, DEEP_READ_FACTOR)
 
 
 def json_items(text: str) -> int:

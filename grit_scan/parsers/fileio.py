@@ -59,7 +59,13 @@ class SafeFile:
             os.close(self.fd)
             raise
         self.size = st.st_size
+        self.allocated = getattr(st, "st_blocks", 0) * 512
         self._ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    @property
+    def identity(self) -> tuple[int, int, int, int]:
+        """(device, inode, size, mtime) when opened: what --deep re-checks."""
+        return self._ident
 
     def read_at(self, offset: int, n: int) -> bytes:
         """Up to ``n`` bytes at ``offset``; fewer only at the end of the file

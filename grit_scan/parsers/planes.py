@@ -17,6 +17,7 @@ import numpy as np
 from ..artifact import Artifact, PlaneRef, QTensor, ReadError
 from ..codec.layout import geometry, stored_sizes
 from ..codec.planes import BLOCK_AOS_ORDER
+from . import budgets
 from .fileio import SafeFile
 from .interface import ByteSource
 
@@ -123,8 +124,46 @@ def open_planes(art: Artifact) -> Iterator[SourcePlanes]:
         yield SourcePlanes(opener(), other)
         return
     with SafeFile(art.abs_path) as f:
-        planes = SourcePlanes(f, SafeFile)
+        _check_deep_source(art, f)
+        limit = budgets.DEEP_READ_FACTOR.value * sum(art.tensors_nbytes()) + (64 << 20)
+        planes = SourcePlanes(_Bounded(f, limit), SafeFile)
         try:
             yield planes
         finally:
             planes.close()
+        why = f.changed()
+        if why:
+            raise ReadError(f"{why} during --deep; its digests and probes cannot be trusted")
+
+
+def _check_deep_source(art: Artifact, f: SafeFile) -> None:
+    """Before --deep reads a byte: the file is the one whose header was read
+    (same device, inode, size and mtime), and not a sparse file whose
+    apparent size would have --deep read terabytes of zeros (issue 16)."""
+    if art.identity is not None and f.identity != art.identity:
+        raise ReadError("it is not the file whose header was read (replaced or changed "
+                        "since); --deep did not read it")
+    ratio = budgets.DEEP_SPARSE_RATIO
+    if f.size > (64 << 20) and f.allocated * ratio.value < f.size:
+        raise ReadError(ratio.exceeded(f"apparent size {f.size:,} bytes over "
+                                       f"{f.allocated:,} allocated", f.size // max(
+                                           f.allocated, 1)))
+
+
+class _Bounded:
+    """A ByteSource that refuses to hand out more than ``limit`` bytes in all
+    (budgets.DEEP_READ_FACTOR)."""
+
+    def __init__(self, source: SafeFile, limit: int) -> None:
+        self.source, self.limit, self.read_total = source, limit, 0
+        self.name, self.size = source.name, source.size
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        self.read_total += n
+        if self.read_total > self.limit:
+            raise ReadError(budgets.DEEP_READ_FACTOR.exceeded("bytes read by --deep",
+                                                              self.read_total))
+        return self.source.read_at(offset, n)
+
+    def changed(self) -> str | None:
+        return self.source.changed()

@@ -43,6 +43,7 @@ def _read_header(art: Artifact, source: ByteSource,
     """Read the header with ``read``, check that the source did not change
     meanwhile.  None (with an issue on ``art``) when it could not."""
     art.size = source.size
+    art.identity = getattr(source, "identity", None)
     try:
         hdr = read(source, art)
         why = source.changed()
