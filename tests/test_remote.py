@@ -243,3 +243,14 @@ def test_missing_extra_is_one_line(tmp_path: Path) -> None:
     assert p.stderr.strip().splitlines() == [
         "grit: error: hf://org/repo: hf:// URLs need the huggingface_hub package: "
         "pip install 'grit-scan[remote]'"]
+
+
+def test_scan_cli_takes_the_remote_options(server: Loopback, capsys: Any) -> None:
+    from grit_scan.cli import main
+
+    code = main(["scan", "--json", "--max-remote-bytes", "2000", "--retries", "0",
+                 "--timeout", "5", "hf://fx/sample"])
+    doc = json.loads(capsys.readouterr().out)
+    assert any("budget" in f["message"] for f in doc["findings"])
+    assert code in (1, 4)  # files over the budget are not read
+    assert main(["scan", "--timeout", "0", "hf://fx/sample"]) == 64

@@ -17,6 +17,7 @@ from ..api import (
     ManifestRefused,
     NoSuchPath,
     ReadError,
+    RemoteOptions,
     load_settings,
     model_roots,
     nothing_found,
@@ -131,6 +132,13 @@ def scan_cmd(
                                       autocompletion=complete_kinds,
                                       help="Do not report these finding kinds (names, codes "
                                            "or prefixes)."),
+    timeout: float = typer.Option(30.0, "--timeout", metavar="SECONDS",
+                                  help="Per-request timeout for URL operands."),
+    retries: int = typer.Option(3, "--retries", metavar="N",
+                                help="Retries on HTTP 429/5xx, timeouts and resets (URLs)."),
+    max_remote_bytes: int = typer.Option(1 << 30, "--max-remote-bytes", metavar="BYTES",
+                                         help="The most bytes this scan fetches from URLs "
+                                              "(0: no limit)."),
     jobs: int | None = typer.Option(None, "--jobs", metavar="N",
                                     help="Files read in parallel by --deep (default: CPUs)."),
 ) -> None:
@@ -142,6 +150,9 @@ def scan_cmd(
         raise UsageError("--exit-policy takes graded or simple")
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs takes a positive number")
+    if timeout <= 0 or retries < 0 or max_remote_bytes < 0:
+        raise UsageError("--timeout takes a positive number, --retries and "
+                         "--max-remote-bytes a non-negative one")
     if config is not None and isolated:
         raise UsageError("--config and --isolated are exclusive")
     targets = paths or ["."]
@@ -168,7 +179,9 @@ def scan_cmd(
     try:
         report = scan(targets, deep=deep, select=select, ignore=ignore, jobs=jobs,
                       debug=debug_enabled(), progress=progress, read_progress=read_progress,
-                      fail_on=fail_on, settings=settings)
+                      fail_on=fail_on, settings=settings,
+                      remote=RemoteOptions(timeout=timeout, retries=retries,
+                                           budget=max_remote_bytes))
     except NoSuchPath as exc:
         error_line(str(exc))
         raise typer.Exit(NOTHING_PARSED[exit_policy]) from None
