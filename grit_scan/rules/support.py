@@ -110,19 +110,20 @@ def quant_family(members: Sequence[Artifact]) -> str | None:
     its described tensors, e.g. ``e2m1/e8m0`` for every MXFP4 variant.  Two
     models that differ only in k0 share a family (and ought to agree); a
     Q4_K and a Q8_0 file do not."""
-    fams: Counter[str] = Counter()
-    for a in members:
-        for q in a.quantized:
-            d = q.desc
-            if d is None or q.reason is not None:
-                continue
-            parts = [fmt_name(d.elem), fmt_name(d.scale0)]
-            if d.n_levels > 1:
-                parts.append(fmt_name(d.scale1))
-            if d.zp_fmt:
-                parts.append("zp:" + fmt_name(d.zp_fmt))
-            fams["/".join(parts)] += 1
-    return fams.most_common(1)[0][0] if fams else None
+    # counted on the format words; named once, for the winner
+    fams: Counter[tuple[int, int, int, int]] = Counter(
+        (d.elem, d.scale0, d.scale1 if d.n_levels > 1 else -1, d.zp_fmt)
+        for a in members for q in a.quantized
+        if (d := q.desc) is not None and q.reason is None)
+    if not fams:
+        return None
+    elem, s0, s1, zp = fams.most_common(1)[0][0]
+    parts = [fmt_name(elem), fmt_name(s0)]
+    if s1 >= 0:
+        parts.append(fmt_name(s1))
+    if zp:
+        parts.append("zp:" + fmt_name(zp))
+    return "/".join(parts)
 
 
 def quant_label(members: Sequence[Artifact]) -> str:
