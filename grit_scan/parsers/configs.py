@@ -11,6 +11,7 @@ globs, substring and suffix matching otherwise).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ..artifact import Artifact, IssueCode
@@ -19,6 +20,7 @@ from . import budgets
 from .budgets import Budget
 from .fileio import ReadError, SafeFile
 from .interface import ByteSource
+from .roles import role_function
 
 MAX_JSON = budgets.JSON_FILE_BYTES.value  # an index or manifest larger is refused unread
 CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
@@ -260,3 +262,36 @@ def merge(found: list[Declared]) -> Declared | None:
     out["sources"] = [d["source"] for d in found]
     out["all"] = found
     return out
+
+
+def declared_of(name: str, obj: Any, art: Artifact) -> tuple[Declared | None,
+                                                             dict[str, Any] | None]:
+    """What one config file (by its lower-case name) declares, and for
+    config.json the model's type and layer count; its problems (refused
+    ignore patterns, auto_map code from another repository) become issues on
+    ``art``.  Local directories and remote repositories read configs alike."""
+    for why in refused_patterns(obj):
+        art.issue(IssueCode.UNPARSEABLE, why)
+    if name == "config.json":
+        for ref in remote_code(obj):
+            art.issue(IssueCode.PATH_ESCAPE,
+                      f"auto_map loads {ref!r}: code from another repository, outside the "
+                      "scanned tree (trust_remote_code would fetch and run it)", path=ref)
+        return from_config(obj), model_info(obj)
+    if name == "quantize_config.json":
+        return from_quantize_config(obj), None
+    return from_hf_quant_config(obj), None
+
+
+def settle(found: list[Declared], info: dict[str, Any], group: str,
+           declared_map: dict[str, Declared]) -> tuple[Declared | None, Callable[[str], str]]:
+    """The checkpoint's one declared quantisation (recorded in
+    ``declared_map`` under ``group``) and its operand-role mapper."""
+    declared = merge(found)
+    if declared is not None:
+        declared["model"] = info
+        declared["config_dir"] = group
+        declared_map[group] = declared
+    model_type, n_layers = info.get("model_type"), info.get("n_layers")
+    return declared, role_function(model_type if isinstance(model_type, str) else None,
+                                   n_layers if isinstance(n_layers, int) else None)

@@ -26,7 +26,6 @@ from .fileio import SafeFile
 from .interface import SNIFF_BYTES, ReadContext
 from .manifest import attach_expected, read_manifest
 from .remote import RemoteOptions, is_url
-from .roles import role_function
 from .skips import (
     INDEX_SUFFIX,
     MANIFEST_NAME,
@@ -251,35 +250,13 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
                        group=group)
         obj = configs.read_json(path, art, budgets.CONFIG_BYTES)
         if obj is not None:
-            for why in configs.refused_patterns(obj):
-                art.issue(IssueCode.UNPARSEABLE, why)
+            dec, model = configs.declared_of(name, obj, art)
+            info = model if model is not None else info
+            if dec is not None:
+                found.append(dec)
         if art.issues:
             arts.append(art)
-        if obj is None:
-            continue
-        if name == "config.json":
-            info = configs.model_info(obj)
-            dec = configs.from_config(obj)
-            for ref in configs.remote_code(obj):
-                art.issue(IssueCode.PATH_ESCAPE,
-                          f"auto_map loads {ref!r}: code from another repository, outside the "
-                          "scanned tree (trust_remote_code would fetch and run it)", path=ref)
-            if art.issues and art not in arts:
-                arts.append(art)
-        elif name == "quantize_config.json":
-            dec = configs.from_quantize_config(obj)
-        else:
-            dec = configs.from_hf_quant_config(obj)
-        if dec is not None:
-            found.append(dec)
-    declared = configs.merge(found)
-    if declared is not None:
-        declared["model"] = info
-        declared["config_dir"] = group
-        scan.declared[group] = declared
-    model_type, n_layers = info.get("model_type"), info.get("n_layers")
-    role = role_function(model_type if isinstance(model_type, str) else None,
-                         n_layers if isinstance(n_layers, int) else None)
+    declared, role = configs.settle(found, info, group, scan.declared)
     return declared, role, arts
 
 

@@ -22,7 +22,6 @@ from ...artifact import Artifact, Format, Issue, IssueCode, ScanInput
 from ...names import Declared
 from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
-from ..roles import role_function
 from . import Budget, RemoteError, RemoteOptions, scheme
 
 Opener = Callable[[], ByteSource]
@@ -98,31 +97,14 @@ class _Reading:
             obj = self.json(rel, art)
             if rel in self.absent:
                 continue
-            if name == "config.json" and obj is not None:
-                info = configs.model_info(obj)
-                for ref in configs.remote_code(obj):
-                    art.issue(IssueCode.PATH_ESCAPE,
-                              f"auto_map loads {ref!r}: code from another repository, outside "
-                              "the scanned tree (trust_remote_code would fetch and run it)",
-                              path=ref)
+            if obj is not None:
+                dec, model = configs.declared_of(name, obj, art)
+                info = model if model is not None else info
+                if dec is not None:
+                    found.append(dec)
             if art.issues:
                 self.scan.artifacts.append(art)
-            if obj is None:
-                continue
-            parse = {"config.json": configs.from_config,
-                     "quantize_config.json": configs.from_quantize_config}.get(
-                         name, configs.from_hf_quant_config)
-            dec = parse(obj)
-            if dec is not None:
-                found.append(dec)
-        declared = configs.merge(found)
-        if declared is not None:
-            declared["model"] = info
-            declared["config_dir"] = group
-            self.scan.declared[group] = declared
-        model_type, n_layers = info.get("model_type"), info.get("n_layers")
-        return declared, role_function(model_type if isinstance(model_type, str) else None,
-                                       n_layers if isinstance(n_layers, int) else None)
+        return configs.settle(found, info, group, self.scan.declared)
 
     def checkpoint(self, rel: str, fmt: Format, declared: Declared | None,
                    role: Callable[[str], str], group: str) -> Artifact:
