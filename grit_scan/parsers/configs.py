@@ -28,24 +28,37 @@ CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
 
 def read_json(path: str, art: Artifact,
               limit: Budget = budgets.JSON_FILE_BYTES) -> Any | None:
-    """A bounded, strict JSON read; problems become issues on ``art``.  The
-    file's size (``limit``) and its JSON value count (``json_file_items``,
-    counted before parsing) are budgeted, so memory stays linear in it."""
+    """A bounded, strict JSON read of a local file; problems become issues
+    on ``art`` (see ``read_json_source``)."""
     try:
         with SafeFile(path) as f:
-            if f.size > limit.value:
-                art.issue(IssueCode.UNPARSEABLE, limit.exceeded("the file's size", f.size),
-                          budget=limit.name)
-                art.parsed = False
-                return None
-            raw = f.read_at(0, f.size)
-            why = f.changed()
-            if why:
-                art.issue(IssueCode.CHANGED, f"{why}; its contents were not used")
-                art.parsed = False
-                return None
+            return read_json_source(f, art, limit)
     except ReadError as exc:
         art.issue(IssueCode.SKIPPED, str(exc))
+        art.parsed = False
+        return None
+
+
+def read_json_source(source: ByteSource, art: Artifact,
+                     limit: Budget = budgets.JSON_FILE_BYTES) -> Any | None:
+    """A bounded, strict JSON read over any ByteSource (a local file, a
+    remote config or index); problems become issues on ``art``.  The size
+    (``limit``) and the JSON value count (``json_file_items``, counted before
+    parsing) are budgeted, so memory stays linear in the file."""
+    try:
+        if source.size > limit.value:
+            art.issue(IssueCode.UNPARSEABLE, limit.exceeded("the file's size", source.size),
+                      budget=limit.name)
+            art.parsed = False
+            return None
+        raw = source.read_at(0, source.size)
+        why = source.changed()
+    except ReadError as exc:
+        art.issue(IssueCode.UNPARSEABLE, str(exc))
+        art.parsed = False
+        return None
+    if why:
+        art.issue(IssueCode.CHANGED, f"{why}; its contents were not used")
         art.parsed = False
         return None
     try:
@@ -57,27 +70,6 @@ def read_json(path: str, art: Artifact,
             art.parsed = False
             return None
         return json.loads(text, parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        art.issue(IssueCode.UNPARSEABLE, f"not valid JSON: {exc}")
-        art.parsed = False
-        return None
-
-
-def read_json_source(source: ByteSource, art: Artifact) -> Any | None:
-    """``read_json`` over any ByteSource (a remote config or index)."""
-    try:
-        if source.size > MAX_JSON:
-            art.issue(IssueCode.UNPARSEABLE, f"{source.size:,} bytes is too large for a JSON "
-                      f"file (limit {MAX_JSON:,}); not parsed")
-            art.parsed = False
-            return None
-        raw = source.read_at(0, source.size)
-    except ReadError as exc:
-        art.issue(IssueCode.UNPARSEABLE, str(exc))
-        art.parsed = False
-        return None
-    try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         art.issue(IssueCode.UNPARSEABLE, f"not valid JSON: {exc}")
         art.parsed = False

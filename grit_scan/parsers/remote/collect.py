@@ -211,7 +211,6 @@ def _hf_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
 def _http_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
     """One file; an index URL also reads the shards it names and the
     configs beside it (a plain HTTP server cannot be listed)."""
-    import json
 
     from .http import HttpSource
 
@@ -222,12 +221,11 @@ def _http_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
 
     files, optional = [name], set()
     if name.lower().endswith(INDEX_SUFFIX):
-        src = opener(name)
-        try:
-            obj = json.loads(src.read_at(0, min(src.size, configs.MAX_JSON)).decode("utf-8"))
-            wm = obj.get("weight_map") if isinstance(obj, dict) else None
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            wm = None
+        # the index decides which shards to fetch; it is read again (and its
+        # problems reported) with the rest of the repository
+        probe = Artifact(path=name, abs_path=name, format=Format.INDEX)
+        obj = configs.read_json_source(opener(name), probe)
+        wm = obj.get("weight_map") if isinstance(obj, dict) else None
         shards = sorted({v for v in wm.values() if isinstance(v, str) and
                          index.escapes(v) is None}) if isinstance(wm, dict) else []
         optional = set(configs.CONFIG_NAMES) | set(shards)
