@@ -226,6 +226,12 @@ class Artifact:
     # --deep refuses to read a different file under the same name
     identity: tuple[int, int, int, int] | None = None
 
+    def tensor_names(self) -> Sequence[str]:
+        """The stored tensors' names (columns: no records are built)."""
+        if isinstance(self.tensors, TensorTable):
+            return self.tensors.names
+        return [t.name for t in self.tensors]
+
     def tensors_nbytes(self) -> Sequence[int]:
         """The bytes each stored tensor's header entry claims."""
         if isinstance(self.tensors, TensorTable):
