@@ -161,6 +161,9 @@ def explain_cmd(
     if as_json:
         emit_json(ex.to_json())
     else:
-        for line in ex.lines():
-            typer.echo(line)
+        import sys
+
+        from ..report.text import render_explain
+
+        render_explain(ex.to_json(), ex.lines(), sys.stdout)
     raise typer.Exit(0 if ex.identical else 1)

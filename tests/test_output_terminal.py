@@ -1,0 +1,91 @@
+"""Terminal behaviour of issue 14 not covered by test_output.py: `grit
+explain` at 80 and 200 columns, completion of FILE::TENSOR operands, and the
+progress line of `grit scan` on a (pseudo-)terminal."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grit_scan.codec.descriptor import FIELDS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# From the registered grades table of /work/shared/spec/RECONSTRUCTION.md
+# (and Appendix A's GRADE_MXFP4 / GRADE_NVF4), not from the code under test.
+MXFP4 = "grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs)"
+NVF4 = "grit1(e=e2m1,k0=16,s0=e4m3,k1=0,s1=binary32,esr=ratiomaxabs)"
+MXFP4_ID, NVF4_ID = "0x2370ee9ee454a183", "0x00ff6f4c2870831e"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "GRIT_PROGRESS_AFTER")}
+    env.update(extra)
+    return env
+
+
+def _explain(columns: int | None, *argv: str) -> tuple[int, list[str]]:
+    """`grit explain` in a subprocess (in-process runs would register only
+    the codec commands first and change the order help lists them in)."""
+    env = _env(COLUMNS=str(columns)) if columns else _env()
+    p = subprocess.run([sys.executable, "-m", "grit_scan", "explain", *argv],
+                       capture_output=True, text=True, cwd=ROOT, env=env)
+    return p.returncode, p.stdout.splitlines()
+
+
+def _rows(lines: list[str]) -> dict[str, list[str]]:
+    """field -> the lines that belong to it (its own line and any A:/B:
+    lines below it), by the field names the layout must show."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in lines:
+        m = re.match(r"^[ *] (\S+)", line)
+        if m and m.group(1) in (*FIELDS, "grade", "decode_projection") and \
+                m.group(1) not in out:  # (the verdict's list comes later)
+            current = m.group(1)
+            out[current] = [line]
+        elif current is not None and re.match(r"^ {4}(A|B|A, B): ", line):
+            out[current].append(line)
+        else:
+            current = None
+    return out
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_explain_fits_the_terminal_without_splitting_values(columns):
+    code, lines = _explain(columns, "mxfp4", "nvf4")
+    assert code == 1
+    text = "\n".join(lines)
+    # Every line fits, except one that holds a single value wider than the
+    # terminal (a decode projection at 80 columns): that value keeps its line.
+    for line in lines:
+        if len(line) > columns:
+            m = re.fullmatch(r" {4}[AB]: (\S+)", line)
+            assert m and len(m.group(1)) > columns - 7, line
+    rows = _rows(lines)
+    assert set(FIELDS) <= set(rows), set(FIELDS) - set(rows)
+    # values known independently (the spec's registered grades table)
+    k0 = " ".join(rows["k0"])
+    assert re.search(r"\b32\b.*\b16\b", k0, re.S), rows["k0"]
+    for value in (MXFP4, NVF4, MXFP4_ID, NVF4_ID):
+        assert any(value in line for line in lines), value  # never split
+    assert [rows[f][0][0] for f in ("k0", "scale0", "elem")] == ["*", "*", " "], rows
+    assert "k0 (32 vs 16)" in text
+    if columns == 80:  # vertical: A and B on lines of their own
+        assert any(line == f"    A: {MXFP4}" for line in lines)
+        assert any(line == f"    B: {NVF4}" for line in lines)
+    else:  # wide: one row per field, both values on it
+        assert len(rows["grade"]) == 1 and MXFP4 in rows["grade"][0] and NVF4 in rows["grade"][0]
+
+
+def test_explain_piped_is_never_wrapped():
+    code, lines = _explain(None, "mxfp4", "nvf4")
+    assert code == 1
+    grade = next(line for line in lines if line.startswith("* grade "))
+    assert MXFP4 in grade and NVF4 in grade
