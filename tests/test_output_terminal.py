@@ -89,3 +89,73 @@ def test_explain_piped_is_never_wrapped():
     assert code == 1
     grade = next(line for line in lines if line.startswith("* grade "))
     assert MXFP4 in grade and NVF4 in grade
+
+
+# --- completion of FILE::TENSOR ---------------------------------------------
+
+SAMPLE = "fixtures/sample/llama-mxfp4/model.safetensors"
+
+
+def _header(path: Path) -> tuple[int, dict]:
+    import json
+    import struct
+
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return n, json.loads(raw[8:8 + n])
+
+
+def _logical_names() -> list[str]:
+    """The quantised tensors of the sample, read from its header here: each
+    is stored as NAME.grit_data plus its scale planes (the GRIT convention)."""
+    _, h = _header(ROOT / SAMPLE)
+    return [k.removesuffix(".grit_data") for k in h if k.endswith(".grit_data")]
+
+
+def _complete(words: str, cword: int) -> subprocess.CompletedProcess[str]:
+    env = _env(_GRIT_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(cword))
+    return subprocess.run([sys.executable, "-m", "grit_scan"], capture_output=True,
+                          text=True, cwd=ROOT, env=env)
+
+
+@pytest.mark.parametrize("words,cword", [
+    ("grit explain {spec}", 2),
+    ("grit explain mxfp4 {spec}", 3),
+    ("grit decode {spec}", 2),
+])
+def test_tensor_names_complete_after_file(words, cword):
+    names = _logical_names()
+    assert len(names) == 4  # the sample: q_proj and k_proj of two layers
+    for prefix in ("model.layers.1", "model.layers.0.self_attn.k", "", "nope"):
+        p = _complete(words.format(spec=f"{SAMPLE}::{prefix}"), cword)
+        assert p.returncode == 0, p.stderr
+        want = sorted(f"{SAMPLE}::{n}" for n in names if n.startswith(prefix))
+        assert sorted(p.stdout.split()) == want, prefix
+    assert len(_complete(words.format(spec=f"{SAMPLE}::model.layers.1"), cword)
+               .stdout.split()) == 2
+
+
+def test_tensor_completion_offers_nothing_for_unreadable_files(tmp_path):
+    junk = tmp_path / "junk.safetensors"
+    junk.write_bytes(b"\xff" * 64)
+    huge = tmp_path / "huge.safetensors"  # a header length far beyond the file
+    huge.write_bytes((1 << 62).to_bytes(8, "little") + b"{}")
+    for spec in (f"{junk}::", f"{huge}::m", f"{tmp_path}/missing.safetensors::m",
+                 f"{tmp_path}::m", "README.md::m", "::m", "mxfp4"):
+        p = _complete(f"grit explain {spec}", 2)
+        assert p.returncode == 0 and p.stdout.strip() == "" and "Traceback" not in p.stderr, spec
+
+
+def test_tensor_completion_reads_the_header_only(tmp_path):
+    """A copy of the sample cut after its header still completes, and
+    completing reads no more than the header (fileio counts bytes read)."""
+    from grit_scan.commands.common import complete_tensor
+    from grit_scan.parsers import fileio
+
+    n, _ = _header(ROOT / SAMPLE)
+    cut = tmp_path / "cut.safetensors"
+    cut.write_bytes((ROOT / SAMPLE).read_bytes()[:8 + n])
+    before = fileio.bytes_read()
+    got = complete_tensor(f"{cut}::model.")
+    assert sorted(got) == sorted(f"{cut}::{x}" for x in _logical_names())
+    assert fileio.bytes_read() - before <= 8 + n + 16
