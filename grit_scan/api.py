@@ -19,6 +19,7 @@ from .codec.fnv import compiled_backend
 from .config import Settings, settings_from_table
 from .parsers import gritconfig, readers, staged, tree
 from .parsers import manifest as manifest_mod
+from .parsers.fileio import bytes_read
 from .parsers.planes import open_planes
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
@@ -27,9 +28,9 @@ from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
 __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
-           "ReadError", "RemoteOptions", "Rule", "Settings", "is_url", "load_settings",
-           "load_tensor", "lookup", "model_roots", "nothing_found", "quantized_names", "rules",
-           "scan",
+           "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "is_url",
+           "load_settings", "load_tensor", "lookup", "model_roots", "nothing_found",
+           "quantized_names", "rules", "scan",
            "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
 
 SLOW_PATH = ("running the pure-Python fallback: the compiled helper (grit_scan.codec._fnv) "

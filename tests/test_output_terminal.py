@@ -159,3 +159,59 @@ def test_tensor_completion_reads_the_header_only(tmp_path):
     got = complete_tensor(f"{cut}::model.")
     assert sorted(got) == sorted(f"{cut}::{x}" for x in _logical_names())
     assert fileio.bytes_read() - before <= 8 + n + 16
+
+
+# --- the progress line ------------------------------------------------------
+
+ANSI = re.compile(r"\x1b[\[\]()#;?]*[0-9;]*[A-Za-z]")
+
+
+def _scan_on_pty(extra: dict[str, str]) -> tuple[str, str, int]:
+    """`grit scan fixtures/sample` with stderr on a pseudo-terminal and
+    stdout on a pipe: (stdout, what the terminal received, exit code)."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = _env(GRIT_PROGRESS_AFTER="0", COLUMNS="200", **extra)
+    p = subprocess.Popen([sys.executable, "-m", "grit_scan", "scan", "fixtures/sample"],
+                         stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
+                         cwd=ROOT, env=env)
+    os.close(slave)
+    out, _ = p.communicate()
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO once the child's side is closed (Linux)
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return out.decode(), b"".join(chunks).decode(errors="replace"), p.returncode
+
+
+def _piped_scan() -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "grit_scan", "scan", "fixtures/sample"],
+                          capture_output=True, text=True, cwd=ROOT,
+                          env=_env(GRIT_PROGRESS_AFTER="0", COLUMNS="200"))
+
+
+def test_progress_line_on_a_terminal_keeps_under_no_color_without_escapes():
+    piped = _piped_scan()
+    assert "files/s" not in piped.stderr  # not a terminal: no progress line
+    out, err, code = _scan_on_pty({"NO_COLOR": "1"})
+    assert code == piped.returncode
+    assert out == piped.stdout  # stdout is unaffected by the progress line
+    assert re.search(r"reading \d+/\d+ files +\d+ files/s +\d+\.\d MB/s", err), err
+    mb = [float(x) for x in re.findall(r"(\d+\.\d) MB/s", err)]
+    assert max(mb) > 0  # the headers read are counted
+    assert not ANSI.search(err), repr(err)
+    assert "\r" in err  # redrawn in place and erased, not printed as lines
+
+
+def test_progress_line_is_coloured_without_no_color():
+    out, err, _ = _scan_on_pty({})
+    assert "files/s" in err and "MB/s" in err
+    assert ANSI.search(err)
+    assert out == _piped_scan().stdout
