@@ -19,6 +19,7 @@ from .codec.fnv import compiled_backend
 from .config import Settings, settings_from_table
 from .parsers import gritconfig, readers, staged, tree
 from .parsers import manifest as manifest_mod
+from .parsers.fileio import bytes_read
 from .parsers.planes import open_planes
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
@@ -27,8 +28,9 @@ from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
 __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
-           "ReadError", "RemoteOptions", "Rule", "Settings", "is_url", "load_settings",
-           "load_tensor", "lookup", "model_roots", "nothing_found", "rules", "scan",
+           "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "is_url",
+           "load_settings", "load_tensor", "lookup", "model_roots", "nothing_found",
+           "quantized_names", "rules", "scan",
            "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
 
 SLOW_PATH = ("running the pure-Python fallback: the compiled helper (grit_scan.codec._fnv) "
@@ -190,6 +192,22 @@ def load_tensor(spec: str) -> tuple[Artifact, QTensor]:
         f"{path} has no quantised tensor {name!r}"
         + (f" (quantised tensors: {known}{', ...' if len(art.quantized) > 8 else ''})"
            if known else " (it has no quantised tensors)"))
+
+
+def quantized_names(path: str) -> list[str]:
+    """The names of the quantised tensors of a safetensors or GGUF file,
+    from its header alone (no tensor bytes are read); [] for anything that
+    is not a readable checkpoint file.  Never raises (shell completion)."""
+    try:
+        if not os.path.isfile(path):
+            return []
+        fmt = tree.classify(os.path.basename(path), path)
+        if fmt is None or not fmt.is_checkpoint_file:
+            return []
+        art = readers.read_path(path, fmt=fmt)
+        return [q.name for q in art.quantized] if art.parsed else []
+    except Exception:  # noqa: BLE001 - completion must never fail the shell
+        return []
 
 
 def tensor_bytes(art: Artifact, q: QTensor) -> bytes:

@@ -20,7 +20,7 @@ from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import registry, resolve
 from ..codec.layout import split_payload
 from ._app import UsageError, app
-from .common import emit_json, parse_int_list
+from .common import complete_tensor, emit_json, parse_int_list
 
 _HEX32 = re.compile(r"(0x)?[0-9a-fA-F]{32}")
 
@@ -144,9 +144,10 @@ def check_cmd(
 
 @app.command("explain")
 def explain_cmd(
-    a: str = typer.Argument(..., metavar="A",
+    a: str = typer.Argument(..., metavar="A", autocompletion=complete_tensor,
                             help="Descriptor hex, grade string, grade name or FILE::TENSOR."),
-    b: str = typer.Argument(..., metavar="B", help="The other operand, same forms as A."),
+    b: str = typer.Argument(..., metavar="B", autocompletion=complete_tensor,
+                            help="The other operand, same forms as A."),
     shape: str | None = typer.Option(None, "--shape", metavar="D0,D1,...",
                                      help="Shape for descriptors and grades (for the gid)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -161,6 +162,9 @@ def explain_cmd(
     if as_json:
         emit_json(ex.to_json())
     else:
-        for line in ex.lines():
-            typer.echo(line)
+        import sys
+
+        from ..report.text import render_explain
+
+        render_explain(ex.to_json(), ex.lines(), sys.stdout)
     raise typer.Exit(0 if ex.identical else 1)

@@ -20,7 +20,7 @@ from ..codec.errors import GritCheckError, GritError
 from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import Grade, registry, resolve
 from ._app import UsageError, app
-from .common import emit_json, parse_int_list
+from .common import complete_tensor, emit_json, parse_int_list
 
 DEFAULT_VECTORS = Path("fixtures/conformance/vectors.json")
 
@@ -62,6 +62,7 @@ def print_check_failure(exc: GritCheckError) -> None:
 @app.command("decode")
 def decode_cmd(
     tensor: str | None = typer.Argument(None, metavar="[FILE::TENSOR]",
+                                        autocompletion=complete_tensor,
                                         help="A tensor inside a checkpoint."),
     desc_hex: str | None = typer.Option(None, "--desc", metavar="HEX128",
                                         help="The descriptor as 128 hex digits."),

@@ -30,3 +30,17 @@ def parse_int_list(
     if option == "--shape" and not vals:
         raise UsageError("--shape needs at least one extent")
     return vals
+
+
+def complete_tensor(incomplete: str) -> list[str]:
+    """Shell completion of ``FILE::PREFIX``: ``FILE::NAME`` for each
+    quantised tensor of FILE whose name starts with PREFIX (the header only is
+    read; an unreadable file offers nothing)."""
+    if "::" not in incomplete:
+        return []
+    path, _, prefix = incomplete.rpartition("::")
+    if not path:
+        return []
+    from ..api import quantized_names
+
+    return [f"{path}::{n}" for n in quantized_names(path) if n.startswith(prefix)]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
 import typer
-from rich.console import Console
-from rich.progress import TaskID
 
 from ..api import (
     SLOW_PATH,
@@ -18,6 +18,7 @@ from ..api import (
     NoSuchPath,
     ReadError,
     RemoteOptions,
+    bytes_read,
     load_settings,
     model_roots,
     nothing_found,
@@ -30,49 +31,73 @@ from ..report.policy import NOTHING_PARSED, ExitPolicy
 from ..report.report import Report
 from ._app import UsageError, app, debug_enabled, error_line
 
+PROGRESS_AFTER_ENV = "GRIT_PROGRESS_AFTER"  # seconds before the progress line shows
 
-def _progress_console() -> Console | None:
-    err = Console(stderr=True)
-    return err if err.is_terminal and not os.environ.get("NO_COLOR") else None
+
+def _progress() -> _Progress | None:
+    """The progress line, only when stderr is a terminal; plain under
+    ``NO_COLOR`` (no escape code at all), never hidden by it."""
+    if not sys.stderr.isatty():
+        return None
+    return _Progress(sys.stderr, color=not os.environ.get("NO_COLOR"))
 
 
 class _Progress:
-    """One transient progress line on stderr, only on a terminal and only once
-    a scan has run for PROGRESS_AFTER seconds: files done, total and files/s."""
+    """One transient progress line on stderr once a scan has run for
+    PROGRESS_AFTER seconds (``GRIT_PROGRESS_AFTER`` overrides it): what is
+    being done, files done and total, files/s, MB/s read and the elapsed
+    time.  It is redrawn in place with a carriage return (no cursor escape
+    codes), at most ten times a second, and erased when the scan ends."""
 
     PROGRESS_AFTER = 1.0
+    REDRAW = 0.1
 
-    def __init__(self, console: Console) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
+    def __init__(self, stream: TextIO, color: bool) -> None:
+        self.stream, self.color = stream, color
         self.start = time.monotonic()
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                            MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-                            TimeElapsedColumn(), console=console, transient=True)
-        self.tasks: dict[str, TaskID] = {}
+        self.bytes0 = bytes_read()
+        try:
+            self.after = float(os.environ.get(PROGRESS_AFTER_ENV, self.PROGRESS_AFTER))
+        except ValueError:
+            self.after = self.PROGRESS_AFTER
         self.shown = False
+        self.drawn = 0.0
+        self.width = 0
 
     def update(self, label: str, done: int, total: int) -> None:
-        elapsed = time.monotonic() - self.start
-        if not self.shown:
-            if elapsed < self.PROGRESS_AFTER:
-                return
-            self.bar.start()
-            self.shown = True
-        rate = f"{done / elapsed:.0f} files/s" if elapsed > 0 else ""
-        if label not in self.tasks:
-            self.tasks[label] = self.bar.add_task(label, total=total, rate=rate)
-        self.bar.update(self.tasks[label], completed=done, total=total, rate=rate)
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < self.after or (self.shown and now - self.drawn < self.REDRAW
+                                    and done < total):
+            return
+        self.shown, self.drawn = True, now
+        secs = max(elapsed, 1e-6)
+        mb = (bytes_read() - self.bytes0) / 1e6
+        rate = f"{done / secs:.0f} files/s  {mb / secs:.1f} MB/s"
+        clock = f"{int(elapsed) // 60}:{int(elapsed) % 60:02d}"
+        plain = f"{label} {done}/{total} files  {rate}  {clock}"
+        plain = plain[:max(self._columns() - 1, 20)]
+        text = plain
+        if self.color:
+            head, _, rest = plain.partition(" ")
+            text = f"\x1b[1m{head}\x1b[0m {rest}"
+        self.stream.write("\r" + text + " " * max(0, self.width - len(plain)))
+        self.stream.flush()
+        self.width = len(plain)
+
+    def _columns(self) -> int:
+        """The terminal's width (a line longer than it would not be redrawn
+        in place); ``COLUMNS`` or 80 when the terminal does not say."""
+        try:
+            cols = os.get_terminal_size(self.stream.fileno()).columns
+        except (OSError, ValueError):
+            cols = 0
+        return cols if cols > 0 else shutil.get_terminal_size().columns
 
     def stop(self) -> None:
         if self.shown:
-            self.bar.stop()
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
 
 
 def _complete_policy(incomplete: str) -> list[str]:
@@ -167,8 +192,7 @@ def scan_cmd(
             typer.echo("grit: no model among the changed files; nothing to scan")
             raise typer.Exit(0)
     progress = read_progress = None
-    pc = _progress_console()
-    bar = _Progress(pc) if pc is not None else None
+    bar = _progress()
     if bar is not None:
         def read_progress(done: int, total: int) -> None:
             bar.update("reading", done, total)

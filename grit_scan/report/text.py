@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -224,25 +225,80 @@ def render_full(report: Report, console: Console, width: int | None = None) -> N
 
 
 def _explain(console: Console, ex: dict[str, Any], width: int | None) -> None:
-    """The differing fields of an explain diff: ``field  A -> B`` on one line
-    when it fits, else the field with A and B on lines of their own."""
+    """The differing fields of an explain diff (``explain_row_lines``)."""
     rows = [r for r in ex.get("fields", []) if not r["same"]]
     if not rows:
         return
     console.print(Text(f"    A = {esc(str(ex['a']['label']))}", style="dim"))
     console.print(Text(f"    B = {esc(str(ex['b']['label']))}", style="dim"))
     for r in rows:
-        a, b = esc(str(r["a"])), esc(str(r["b"]))
-        tail = "   (note: not hashed)" if not r.get("hashed", True) else ""
-        flat = f"      {r['field']:<18} {a}  ->  {b}{tail}"
-        if width is None or len(flat) <= width:
-            line = Text(f"      {r['field']:<18} ")
-            line.append(a)
+        for line in explain_row_lines(r, width, "      "):
+            console.print(line)
+
+
+FIELD_WIDTH = 18  # the field column of an explain row ("decode_projection" and a space)
+
+
+def explain_row_lines(row: Mapping[str, Any], width: int | None, indent: str,
+                      mark: str = "") -> list[Text]:
+    """One explain row (``field``, ``a``, ``b``, ``hashed`` as in
+    ``Explanation.to_json()["fields"]``): ``field  A -> B`` (``field  A``
+    when they are equal) on one line when that fits ``width`` (always when
+    ``width`` is None), else the field on a line and ``A:`` and ``B:`` on
+    lines of their own.  A value is never split: one wider than the
+    terminal keeps its line.  ``mark`` replaces the start of ``indent``
+    (``grit explain`` marks differing rows with ``*``).  Shared by the full
+    report and ``grit explain``."""
+    a, b = esc(str(row["a"])), esc(str(row["b"]))
+    lead = mark + indent[len(mark):]
+    tail = "   (note: not hashed)" if not row.get("hashed", True) else ""
+    name = str(row["field"])
+    same = a == b
+    flat = f"{lead}{name:<{FIELD_WIDTH}} {a}" + ("" if same else f"  ->  {b}") + tail
+    if width is None or len(flat) <= width:
+        line = Text(f"{lead}{name:<{FIELD_WIDTH}} ")
+        line.append(a)
+        if not same:
             line.append("  ->  ", style="dim")
             line.append(b)
-            line.append(tail, style="dim")
-            console.print(line)
-        else:
-            console.print(Text(f"      {r['field']}{tail}"))
-            console.print(Text(f"        A: {a}"))
-            console.print(Text(f"        B: {b}"))
+        line.append(tail, style="dim")
+        return [line]
+    if same:
+        return [Text(f"{lead}{name}{tail}"), Text(f"{indent}  A, B: {a}")]
+    return [Text(f"{lead}{name}{tail}"), Text(f"{indent}  A: {a}"), Text(f"{indent}  B: {b}")]
+
+
+def render_explain(ex: Mapping[str, Any], table: Sequence[str], out: TextIO,
+                   options: RenderOptions = RenderOptions()) -> None:
+    """``grit explain``'s text: ``table`` (one aligned row per field) when
+    every line fits the terminal or output is piped; else vertical, with the
+    rows of the full report (``explain_row_lines``) and the verdict's
+    differences one per line.  Nothing is split inside a value."""
+    width = layout_width(out, options)
+    console = make_console(out, options)
+    if width is None or all(len(line) <= width for line in table):
+        for row in table:
+            console.print(Text(esc(row)))
+        return
+    console.print(Text(f"  A = {esc(str(ex['a']['label']))}"))
+    console.print(Text(f"  B = {esc(str(ex['b']['label']))}"))
+    for r in ex["fields"]:
+        for text in explain_row_lines(r, width, "  ", mark=" " if r["same"] else "*"):
+            console.print(text)
+    verdict = f"Verdict: {esc(str(ex['verdict']))}"
+    if len(verdict) <= width or ex["identical"]:
+        console.print(Text(verdict))
+        return
+    head, _, body = verdict.partition(": ")
+    if ex["decode_equivalent"]:
+        kind, _, via = body.partition(": ")
+        console.print(Text(f"{head}: {kind}:"))
+        items = via.split("; ")
+    else:
+        n = len(ex["differences"])
+        console.print(Text(f"{head}: differ in {n} field{'s' if n != 1 else ''}:"))
+        rows = {r["field"]: r for r in ex["fields"]}
+        items = [f"{d} ({esc(str(rows[d]['a']))} vs {esc(str(rows[d]['b']))})"
+                 if d in rows else d for d in ex["differences"]]
+    for item in items:
+        console.print(Text(f"  {item}"))
