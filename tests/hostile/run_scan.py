@@ -2,7 +2,8 @@
 
 Used by the hostile-input tests as a subprocess, so each case's time and
 memory are its own: prints one JSON line {"rc", "seconds", "maxrss_mb",
-"report"} on stdout (the report is the --json document)."""
+"report"} on stdout (the report is the --json document), and exits with
+the scan's own exit code."""
 
 import io
 import json
@@ -40,3 +41,4 @@ except ValueError:
     report = None
 print(json.dumps({"rc": rc, "seconds": elapsed, "maxrss_mb": rss, "report": report,
                   "stdout": buf.getvalue() if report is None else ""}))
+sys.exit(rc)

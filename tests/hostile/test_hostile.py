@@ -1,14 +1,17 @@
 """Hostile input never crashes, hangs, exhausts memory or escapes the tree.
 
-Each catalogue case runs `grit scan --json` in its own process: it must end
+Each catalogue case runs `grit scan --json` in its own process, under a
+500 MB address-space limit (RLIMIT_AS, what `prlimit --as` sets): it must end
 within 20 seconds (a hang guard, generous so a loaded machine does not fail
-it; speed is bench/'s job) and 200 MB, print no traceback, name the hostile
-file in a finding of the expected kind, and exit with the graded code §13
-gives.
+it; speed is bench/hostile.py's job) and 200 MB resident, print no traceback,
+print its JSON report on stdout, name the hostile file in a finding of the
+expected kind, and exit with a defined code (0-4, 64), the graded one §13
+gives.  Each case runs once, and that run is the resource test.
 """
 
 import json
 import os
+import resource
 import subprocess
 import sys
 
@@ -17,6 +20,25 @@ from cases import CASES, good
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "run_scan.py")
+
+# The address-space limit every case runs under.  The interpreter with
+# grit_scan.api and numpy imported reserves about 110-150 MB of address space
+# (VmPeak), so 500 MB leaves the scan itself at least 350 MB.
+AS_LIMIT = 500 * 1024 * 1024
+# One BLAS/OpenMP thread: each extra thread's arena is reserved address space.
+CHILD_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+# docs/exit-codes.md: graded 0-4 and 64 (usage); 70 is a bug, 130 an interrupt.
+DEFINED_EXITS = {0, 1, 2, 3, 4, 64}
+
+
+def _limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+def run_limited(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run a Python child under AS_LIMIT with small thread arenas."""
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                          timeout=timeout, env=CHILD_ENV, preexec_fn=_limit_address_space)
 
 
 def _flatten(d: str) -> None:
@@ -42,19 +64,21 @@ def test_hostile_case(tmp_path, case):
         good(d)
     hostile = case.make(d)
     try:
-        p = subprocess.run([sys.executable, RUNNER, d], capture_output=True, text=True,
-                           timeout=120)
+        p = run_limited([RUNNER, d])
     finally:
         _flatten(d)
     assert "Traceback" not in p.stderr and "Traceback" not in p.stdout, p.stderr[-2000:]
+    assert "MemoryError" not in p.stderr, p.stderr[-2000:]
+    assert p.returncode in DEFINED_EXITS, (p.returncode, p.stderr[-2000:])
     res = json.loads(p.stdout.strip().splitlines()[-1])
     assert res["report"] is not None, res["stdout"][:500]
+    assert res["rc"] == p.returncode
     assert res["seconds"] < 20.0, res["seconds"]
     assert res["maxrss_mb"] < 200, res["maxrss_mb"]
     rep = res["report"]
     assert rep["exit_codes"]["graded"] == case.graded, [
         (f["kind"], f["message"]) for f in rep["findings"]]
-    assert res["rc"] == case.graded
+    assert p.returncode == case.graded
     hostile_name = hostile.split("\n")[0]
     for kind in case.kinds:
         named = [f for f in rep["findings"] if f["kind"] == kind
@@ -69,6 +93,31 @@ def test_hostile_case(tmp_path, case):
         assert any(a["path"].endswith("good.safetensors") and a["parsed"]
                    for a in rep.get("artifacts", [])) or case.name.startswith("i16_1000"), (
             [a["path"] for a in rep.get("artifacts", [])])
+
+
+def test_address_space_limit_is_enforced():
+    """The limit the cases run under is real: the child sees it, and an
+    allocation past it fails there (so a case that needed more would fail)."""
+    p = run_limited(["-c", (
+        "import resource, sys\n"
+        "print(resource.getrlimit(resource.RLIMIT_AS)[0])\n"
+        "try:\n"
+        "    b = bytearray(600 * 1024 * 1024)\n"
+        "except MemoryError:\n"
+        "    sys.exit(3)\n")])
+    assert p.stdout.split()[0] == str(AS_LIMIT), p.stdout
+    assert p.returncode == 3, (p.returncode, p.stderr[-500:])
+
+
+def test_scanner_imports_within_the_limit():
+    """The interpreter with the scanner and numpy loaded leaves most of the
+    limit to the scan (docs/reliability.md explains the 500 MB)."""
+    p = run_limited(["-c", (
+        "import grit_scan.api, grit_scan.cli, numpy\n"
+        "for l in open('/proc/self/status'):\n"
+        "    if l.startswith('VmPeak:'): print(int(l.split()[1]) // 1024)\n")])
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert int(p.stdout.split()[0]) < AS_LIMIT // (1024 * 1024) // 2, p.stdout
 
 
 def test_catalogue_is_covered():
