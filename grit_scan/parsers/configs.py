@@ -275,6 +275,16 @@ def declared_of(name: str, obj: Any, art: Artifact) -> tuple[Declared | None,
     return from_hf_quant_config(obj), None
 
 
+def gather(name: str, obj: Any, art: Artifact, found: list[Declared],
+           info: dict[str, Any]) -> dict[str, Any]:
+    """``declared_of`` for one config of a checkpoint: what it declares goes
+    into ``found``; returns the model info (config.json's, else ``info``)."""
+    dec, model = declared_of(name, obj, art)
+    if dec is not None:
+        found.append(dec)
+    return model if model is not None else info
+
+
 def settle(found: list[Declared], info: dict[str, Any], group: str,
            declared_map: dict[str, Declared]) -> tuple[Declared | None, Callable[[str], str]]:
     """The checkpoint's one declared quantisation (recorded in

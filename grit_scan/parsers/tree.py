@@ -250,10 +250,7 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
                        group=group)
         obj = configs.read_json(path, art, budgets.CONFIG_BYTES)
         if obj is not None:
-            dec, model = configs.declared_of(name, obj, art)
-            info = model if model is not None else info
-            if dec is not None:
-                found.append(dec)
+            info = configs.gather(name, obj, art, found, info)
         if art.issues:
             arts.append(art)
     declared, role = configs.settle(found, info, group, scan.declared)

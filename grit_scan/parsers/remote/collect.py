@@ -98,10 +98,7 @@ class _Reading:
             if rel in self.absent:
                 continue
             if obj is not None:
-                dec, model = configs.declared_of(name, obj, art)
-                info = model if model is not None else info
-                if dec is not None:
-                    found.append(dec)
+                info = configs.gather(name, obj, art, found, info)
             if art.issues:
                 self.scan.artifacts.append(art)
         return configs.settle(found, info, group, self.scan.declared)
