@@ -3,9 +3,9 @@
 The three places a Hugging Face checkpoint states its quantisation are
 normalised into one dict (``Declared``): method, bits, group size, format,
 zero-point convention, act-order, and the patterns of modules left
-unquantised.  ``applies(declared, module)`` resolves the ignore patterns per
-module the way the loaders do (regex ``re.match`` for ``re:`` patterns and
-globs, substring and suffix matching otherwise).
+unquantised.  Matching those patterns against modules is ``names.applies``
+(pure, shared with the rules); here patterns a loader would backtrack on are
+refused when the config is read.
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..artifact import Artifact, IssueCode
-from ..names import Declared, applies, pattern_matches, pattern_refused  # noqa: F401
+from ..names import Declared, pattern_refused
 from . import budgets
 from .budgets import Budget
 from .fileio import ReadError, SafeFile
 from .interface import ByteSource
 from .roles import role_function
 
-MAX_JSON = budgets.JSON_FILE_BYTES.value  # an index or manifest larger is refused unread
 CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
 
 
