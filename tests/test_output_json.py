@@ -50,3 +50,59 @@ def test_summary_text_and_next_step_are_in_the_report():
     assert doc["next_step"] == "grit rule size_mismatch"
     clean = scan(["fixtures/sample/llama-mxfp4"], ignore="GRIT1").to_json()
     assert clean["next_step"] is None and clean["summary"]["text"] == "No findings in 1 file"
+
+
+# --- report/json_text.py is json.dumps(indent=2), byte for byte --------------
+
+import enum  # noqa: E402
+import math  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from grit_scan.report.json_text import dumps as fast_dumps  # noqa: E402
+
+
+class _Colour(str, enum.Enum):
+    RED = "red\u202e"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+_SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True)
+            | st.text() | st.sampled_from([_Colour.RED, _Level.HIGH, math.inf, -math.inf, -0.0]))
+_KEYS = st.text() | st.integers() | st.floats() | st.booleans() | st.none()
+_DOCS = st.recursive(
+    _SCALARS,
+    lambda inner: (st.lists(inner, max_size=5) | st.lists(inner, max_size=3).map(tuple)
+                   | st.dictionaries(_KEYS, inner, max_size=5)),
+    max_leaves=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DOCS)
+def test_json_text_is_json_dumps_indent_2(doc):
+    # the reference: the standard library, with the arguments dumps() replaced
+    assert fast_dumps(doc, default=str) == json.dumps(doc, indent=2, ensure_ascii=True,
+                                                       default=str)
+
+
+def test_json_text_unknown_objects_go_through_default():
+    doc = {"path": Path("a/b"), "items": [object.__new__(_Opaque)], 1.5: {}, None: []}
+    assert fast_dumps(doc, default=str) == json.dumps(doc, indent=2, default=str)
+
+
+class _Opaque:
+    def __str__(self) -> str:
+        return "opaque\x1b[2J"
+
+
+def test_json_text_rejects_the_keys_json_rejects():
+    import pytest
+
+    with pytest.raises(TypeError):
+        json.dumps({(1, 2): 0}, indent=2)
+    with pytest.raises(TypeError):
+        fast_dumps({(1, 2): 0})
