@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Any
 
 from .._version import __version__
 from ..artifact import Artifact, Format, IssueCode, QTensor
 from ..codec.base32 import encode as b32
+from ..codec.descriptor import Descriptor
 from ..codec.fingerprint import gid
+from ..codec.grade import Grade
 from ..rules.finding import Severity
 from ..rules.support import declared_mix
 from .report import Report
@@ -16,17 +19,27 @@ from .report import Report
 REPORT_VERSION = 1
 
 
+@functools.lru_cache(maxsize=4096)
+def _identity_json(grade: Grade | None, desc: Descriptor | None,
+                   shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """The fields of a tensor record that follow from (grade, descriptor,
+    shape) alone, memoised: a checkpoint's tensors share a few of them, and
+    packing, hashing and base32-encoding each one again was a large part of
+    a --json run (issue 15)."""
+    g = gid(grade, desc, shape) if desc is not None and grade is not None else None
+    return (grade.canonical if grade is not None else None,
+            grade.name if grade is not None else None,
+            f"0x{desc.grade_id:016x}" if desc is not None else None,
+            g.hex() if g else None, b32(g) if g else None,
+            desc.hex() if desc is not None else None)
+
+
 def _tensor_json(q: QTensor) -> dict[str, Any]:
-    g = None
-    if q.desc is not None and q.grade is not None:
-        g = gid(q.grade, q.desc, q.shape)
+    grade, name, grade_id, g, g32, desc = _identity_json(q.grade, q.desc, tuple(q.shape))
     return {
         "name": q.name, "role": q.role, "shape": list(q.shape),
-        "grade": q.grade.canonical if q.grade is not None else None,
-        "grade_name": q.grade.name if q.grade is not None else None,
-        "grade_id": f"0x{q.desc.grade_id:016x}" if q.desc is not None else None,
-        "gid": g.hex() if g else None, "gid_base32": b32(g) if g else None,
-        "desc": q.desc.hex() if q.desc is not None else None,
+        "grade": grade, "grade_name": name, "grade_id": grade_id,
+        "gid": g, "gid_base32": g32, "desc": desc,
         "source": q.source.value, "convention": q.convention, "reason": q.reason,
     }
 
