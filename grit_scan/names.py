@@ -41,15 +41,21 @@ SUFFIXES = (
 )
 _DOT_SUFFIXES = {s for s in SUFFIXES if s.startswith(".")}
 _US_SUFFIXES = tuple(s for s in SUFFIXES if not s.startswith("."))
-_MAX_DOTS = max(s.count(".") for s in _DOT_SUFFIXES)
+# dot suffixes by their last component, longest first: a name's last
+# component picks the few candidates (split_name runs once per stored tensor)
+_BY_LAST: dict[str, tuple[str, ...]] = {}
+for _s in sorted(_DOT_SUFFIXES, key=len, reverse=True):
+    _BY_LAST[_s.rsplit(".", 1)[1]] = _BY_LAST.get(_s.rsplit(".", 1)[1], ()) + (_s,)
 
 
 def split_name(name: str) -> tuple[str, str]:
-    """(module, suffix) of a stored tensor name: the longest known suffix."""
-    parts = name.split(".")
-    for k in range(min(_MAX_DOTS, len(parts) - 1), 0, -1):
-        suf = "." + ".".join(parts[-k:])
-        if suf in _DOT_SUFFIXES and len(name) > len(suf):
+    """(module, suffix) of a stored tensor name: the longest known suffix.
+
+    Two dot suffixes that both match a name end in the same component and one
+    ends the other, so the longest in characters is the longest in
+    components."""
+    for suf in _BY_LAST.get(name[name.rfind(".") + 1:], ()):
+        if len(name) > len(suf) and name.endswith(suf):
             return name[: -len(suf)], suf
     for s in _US_SUFFIXES:
         if name.endswith(s) and len(name) > len(s):

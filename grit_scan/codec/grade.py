@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 
 from . import fmt
@@ -262,6 +262,15 @@ def parse_grade(text: str) -> Grade:
     """Parse and canonicalise a grade string (§4.4)."""
     if not isinstance(text, str):
         raise GritValueError("a grade string must be text")
+    return _parse_grade(text)
+
+
+@lru_cache(maxsize=1024)
+def _parse_grade(text: str) -> Grade:
+    """parse_grade, memoised: a checkpoint's inferred tensors build the same
+    few grade strings hundreds of thousands of times (issue 15), and the
+    result is immutable.  A bad string raises every time (lru_cache keeps no
+    exceptions)."""
     s = _WS.sub("", text).lower()  # rules 1 and 2
     if not s.startswith("grit1(") or not s.endswith(")"):
         raise GritValueError("a grade string has the form grit1(key=value,...)")

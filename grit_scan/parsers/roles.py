@@ -54,15 +54,22 @@ def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str
             return None
         return got if isinstance(got, str) and got else None
 
+    # Every layer's names map through the same layer-0 name: memoised, so a
+    # 400k-tensor tree asks gguf's map once per distinct layer-0 name (issue 15).
+    lookup_zero = lru_cache(maxsize=4096)(lookup)
+
     def mapped_name(base: str) -> str | None:
         hit = lookup(base)
         if hit is not None:
             return hit
         for m in _NUMBER.finditer(base):
             layer = m.group()
-            hit = lookup(base[: m.start()] + "0" + base[m.end():])
+            hit = lookup_zero(base[: m.start()] + "0" + base[m.end():])
             if hit is not None and ".0." in f".{hit}.":
-                return re.sub(r"(^|\.)0(\.|$)", rf"\g<1>{layer}\g<2>", hit, count=1)
+                # put the layer back into the first component that is "0"
+                parts = hit.split(".")
+                parts[parts.index("0")] = layer
+                return ".".join(parts)
         return None
 
     def role(module: str) -> str:
