@@ -9,6 +9,7 @@ reported as not representable in GRIT v1, with its reason.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -108,13 +109,17 @@ NOT_REPRESENTABLE: dict[str, str] = {
 }
 
 
+@functools.lru_cache(maxsize=1024)
 def type_name(code: int) -> str:
+    # memoised (as block_size): an enum lookup per tensor was a visible part of
+    # reading a 100k-tensor GGUF (issue 15)
     try:
         return T(code).name
     except ValueError:
         return {41: "Q1_0", 42: "Q2_0"}.get(code, f"type {code}")
 
 
+@functools.lru_cache(maxsize=1024)
 def block_size(code: int) -> tuple[int, int] | None:
     """(elements, bytes) per block, or None for an unknown/removed type."""
     try:
@@ -125,4 +130,6 @@ def block_size(code: int) -> tuple[int, int] | None:
 
 def logical_shape(ne: Sequence[int]) -> tuple[int, ...]:
     """GGUF dims are ne[0] first (fastest); the logical shape is reversed."""
+    if type(ne) is tuple:
+        return ne[::-1]
     return tuple(int(x) for x in reversed(list(ne)))

@@ -45,6 +45,8 @@ SCALARS: dict[int, tuple[str, int]] = {
 TYPE_NAMES = {0: "u8", 1: "i8", 2: "u16", 3: "i16", 4: "u32", 5: "i32", 6: "f32", 7: "bool",
               8: "string", 9: "array", 10: "u64", 11: "i64", 12: "f64"}
 I64_MAX = (1 << 63) - 1
+_U32 = struct.Struct("<I").unpack
+_U64 = struct.Struct("<Q").unpack
 
 
 class ParseError(GritError):
@@ -97,12 +99,17 @@ class _Reader:
     def remaining(self) -> int:
         return self.f.size - self.pos
 
-    def take(self, n: int, what: str) -> bytes:
-        if n > self.remaining():
-            raise ParseError(f"{what} needs {n} bytes at offset {self.pos} but only "
-                             f"{self.remaining()} remain (truncated header?)")
+    def take(self, n: int, what: str, arg: object = None) -> bytes:
+        """``n`` bytes at the cursor.  ``what`` names them in an error; with
+        ``arg`` it is a ``str.format`` template, filled only when an error is
+        raised (the tensor-info loop would otherwise build several labels per
+        tensor, issue 15)."""
         off = self.pos - self.win_start
         if off < 0 or off + n > len(self.win):
+            if n > self.remaining():
+                label = what if arg is None else what.format(arg)
+                raise ParseError(f"{label} needs {n} bytes at offset {self.pos} but only "
+                                 f"{self.remaining()} remain (truncated header?)")
             self._refill(n)
             off = 0
         self.pos += n
@@ -114,29 +121,34 @@ class _Reader:
                              f"{self.remaining()} remain")
         self.pos += n
 
-    def u32(self, what: str) -> int:
-        v: int = struct.unpack("<I", self.take(4, what))[0]
+    def u32(self, what: str, arg: object = None) -> int:
+        v: int = _U32(self.take(4, what, arg))[0]
         return v
 
-    def u64(self, what: str) -> int:
-        v: int = struct.unpack("<Q", self.take(8, what))[0]
+    def u64(self, what: str, arg: object = None) -> int:
+        v: int = _U64(self.take(8, what, arg))[0]
         return v
 
-    def string(self, what: str, keep: bool = True) -> str | None:
-        n = self.u64(f"{what} length")
-        if n > MAX_STRING:
-            raise ParseError(f"{what} claims {n:,} bytes (limit {MAX_STRING:,})")
-        if n > self.remaining():
-            raise ParseError(f"{what} claims {n:,} bytes at offset {self.pos} but only "
+    def u64s(self, count: int, what: str, arg: object = None) -> tuple[int, ...]:
+        return struct.unpack(f"<{count}Q", self.take(8 * count, what, arg))
+
+    def string(self, what: str, keep: bool = True, arg: object = None) -> str | None:
+        n = self.u64(what + " length", arg)
+        if n > MAX_STRING or n > self.remaining():
+            label = what if arg is None else what.format(arg)
+            if n > MAX_STRING:
+                raise ParseError(f"{label} claims {n:,} bytes (limit {MAX_STRING:,})")
+            raise ParseError(f"{label} claims {n:,} bytes at offset {self.pos} but only "
                              f"{self.remaining():,} remain")
         if not keep or n > KEEP_STRING:
-            self.skip(n, what)
+            self.skip(n, what if arg is None else what.format(arg))
             return None
-        raw = self.take(n, what)
+        raw = self.take(n, what, arg)
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ParseError(f"{what} at offset {self.pos - n} is not valid UTF-8") from None
+            label = what if arg is None else what.format(arg)
+            raise ParseError(f"{label} at offset {self.pos - n} is not valid UTF-8") from None
 
     def skip_strings(self, count: int, what: str) -> None:
         """Walk ``count`` strings without decoding them (vocabularies).  The
@@ -178,17 +190,17 @@ KNOWN_TYPES: dict[str, tuple[int, int | None]] = {
 def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
     if vtype in SCALARS:
         fmt_, size = SCALARS[vtype]
-        v = struct.unpack(fmt_, r.take(size, f"value of {key!r}"))[0]
+        v = struct.unpack(fmt_, r.take(size, "value of {!r}", key))[0]
         if vtype == 7 and v not in (0, 1):
             raise ParseError(f"{key!r}: a bool must be 0 or 1; got {v}")
         return bool(v) if vtype == 7 else v
     if vtype == 8:
-        return r.string(f"string value of {key!r}")
+        return r.string("string value of {!r}", arg=key)
     if vtype == 9:
         if depth > 0:
             raise ParseError(f"{key!r}: nested arrays are not allowed")
-        et = r.u32(f"array type of {key!r}")
-        count = r.u64(f"array length of {key!r}")
+        et = r.u32("array type of {!r}", key)
+        count = r.u64("array length of {!r}", key)
         if et == 9:
             raise ParseError(f"{key!r}: nested arrays are not allowed")
         if count > budgets.GGUF_ARRAY_ELEMENTS.value:
@@ -200,7 +212,7 @@ def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
                                  f"{count * size:,} bytes but only {r.remaining():,} remain")
             if count <= 64:
                 fmt_ = "<" + SCALARS[et][0][1] * count
-                vals = list(struct.unpack(fmt_, r.take(count * size, f"array {key!r}")))
+                vals = list(struct.unpack(fmt_, r.take(count * size, "array {!r}", key)))
                 return ArrayInfo(et, count, vals)
             r.skip(count * size, f"array {key!r}")
             return ArrayInfo(et, count)
@@ -240,14 +252,14 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
                          "that remain")
     h = GgufHeader(version=version, alignment=32)
     for i in range(n_kv):
-        key = r.string(f"key {i}")
+        key = r.string("key {}", arg=i)
         if key is None or key == "":
             raise ParseError(f"key {i} is empty or longer than {KEEP_STRING} bytes")
         if not key.isascii():
             raise ParseError(f"key {key!r} is not ASCII")
         if key in h.kv:
             raise ParseError(f"duplicate key {key!r}")
-        vtype = r.u32(f"type of {key!r}")
+        vtype = r.u32("type of {!r}", key)
         h.kv[key] = _value(r, vtype, key)
         h.kv_types[key] = vtype
         want = KNOWN_TYPES.get(key)
@@ -268,7 +280,7 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
     names: set[str] = set()
     infos: list[tuple[str, tuple[int, ...], int, int, int]] = []
     for i in range(n_tensors):
-        name = r.string(f"tensor {i} name")
+        name = r.string("tensor {} name", arg=i)
         if name is None:
             raise ParseError(f"tensor {i} name is longer than {KEEP_STRING} bytes")
         if name in names:
@@ -277,12 +289,12 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
         if len(name.encode()) >= MAX_NAME:
             art.issue(IssueCode.NOTE, f"tensor name {name!r} is {len(name.encode())} bytes; "
                       f"ggml requires fewer than {MAX_NAME}", tensor=name)
-        n_dims = r.u32(f"{name!r} n_dims")
+        n_dims = r.u32("{!r} n_dims", name)
         if not 1 <= n_dims <= budgets.GGUF_RANK.value:
             raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to "
                              f"{budgets.GGUF_RANK.value} allowed: the {budgets.GGUF_RANK.name} "
                              "budget)")
-        ne = tuple(r.u64(f"{name!r} dim") for _ in range(n_dims))
+        ne = r.u64s(n_dims, "{!r} dim", name)
         numel = 1
         for d in ne:
             if d > I64_MAX:
@@ -290,14 +302,14 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
             numel *= d
             if numel > I64_MAX:
                 raise ParseError(f"tensor {name!r} shape {list(ne)} overflows INT64")
-        ttype = r.u32(f"{name!r} type")
+        ttype = r.u32("{!r} type", name)
         bs = block_size(ttype)
         if bs is None or bs[0] == 0:
             raise ParseError(f"tensor {name!r} has unknown or removed ggml type {ttype}")
         if ne[0] % bs[0]:
             raise ParseError(f"tensor {name!r}: ne[0] = {ne[0]} is not a multiple of the "
                              f"{type_name(ttype)} block size {bs[0]}")
-        offset = r.u64(f"{name!r} offset")
+        offset = r.u64("{!r} offset", name)
         if offset % h.alignment:
             raise ParseError(f"tensor {name!r} offset {offset} is not a multiple of the "
                              f"alignment {h.alignment}")

@@ -9,6 +9,7 @@ here raises for file contents.
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections import Counter
@@ -164,6 +165,13 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     return art
 
 
+@functools.lru_cache(maxsize=256)
+def _ggml_convention(type_name: str) -> str:
+    """"ggml:Q4_K", one string object per type for all its tensors (a new
+    string per tensor was 58 bytes of each one's memory, issue 15)."""
+    return f"ggml:{type_name}"
+
+
 def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
     h = _read_header(art, source, gguf_reader.read_header)
@@ -181,7 +189,8 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
         if m is not None:
             q = QTensor(name=st.name, role=gguf_role(st.name), shape=st.shape,
                         source=Source.GGML_TYPE, desc=m.descriptor(len(st.shape) - 1),
-                        grade=m.grade, convention=f"ggml:{m.name}", layouts=dict(m.layouts),
+                        # one layouts dict per ggml type, shared (never mutated)
+                        grade=m.grade, convention=_ggml_convention(m.name), layouts=m.layouts,
                         payload=PlaneRef(st.name, st.offset, st.available))
             art.quantized.append(q)
             continue
@@ -268,7 +277,7 @@ def _gguf_grit(art: Artifact, h: gguf_reader.GgufHeader) -> dict[str, QTensor]:
             continue
         q = QTensor(name=name, role=gguf_role(name), shape=shape, source=Source.GGUF_KV,
                     desc=d, grade=reg.get(d.grade_id), convention="grit",
-                    layouts=dict(layouts), payload=PlaneRef(name, st.offset, st.available))
+                    layouts=layouts, payload=PlaneRef(name, st.offset, st.available))
         dg = kv.get(f"grit.digest.{name}")
         if isinstance(dg, str) and _HEX32.fullmatch(dg):
             q.expected_digest = bytes.fromhex(dg)
