@@ -11,9 +11,10 @@ to finding kinds and severities.  Nothing here does I/O or reporting.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
+from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol, overload
 
 from .codec.descriptor import Descriptor
@@ -135,6 +136,14 @@ class TensorTable(Sequence[StoredTensor]):
             self._by_name = dict(zip(self.names, self.rows()))
         return self._by_name
 
+    def release(self) -> None:
+        """Drop the records built for inference; the columns stay.  A
+        500-shard model would otherwise keep a record, a shape tuple and a
+        dict entry per tensor for the rest of the scan (issue 15: memory per
+        stored tensor)."""
+        self._rows = None
+        self._by_name = None
+
     def __len__(self) -> int:
         return len(self.names)
 
@@ -158,7 +167,10 @@ def nbytes_map(tensors: Sequence[StoredTensor]) -> dict[str, int]:
     return {t.name: t.nbytes for t in tensors}
 
 
-@dataclass
+NO_LAYOUTS: Mapping[int, str] = MappingProxyType({})
+
+
+@dataclass(slots=True)
 class PlaneRef:
     """Where one stored byte run of a quantised tensor lives."""
 
@@ -171,7 +183,7 @@ class PlaneRef:
     file: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class QTensor:
     """A logical quantised tensor and what GRIT says about its bytes."""
 
@@ -189,7 +201,9 @@ class QTensor:
     planes: list[PlaneRef | None] | None = None
     expected_digest: bytes | None = None
     expected_gid: bytes | None = None  # recorded by a grit-manifest.json
-    layouts: dict[int, str] = field(default_factory=dict)
+    # layout expressions by placement word (§5.3); usually one mapping per
+    # file or ggml type, shared by its tensors and never mutated
+    layouts: Mapping[int, str] = field(default_factory=lambda: NO_LAYOUTS)
     notes: list[str] = field(default_factory=list)
     declared: dict[str, Any] | None = None  # the declared quantisation that applies
 
@@ -231,6 +245,13 @@ class Artifact:
         if isinstance(self.tensors, TensorTable):
             return self.tensors.names
         return [t.name for t in self.tensors]
+
+    def tensor_kinds(self) -> Iterable[tuple[str, str, int]]:
+        """(name, dtype, rank) of every stored tensor, from the columns when
+        there are columns (no records are built)."""
+        if isinstance(self.tensors, TensorTable):
+            return zip(self.tensors.names, self.tensors.dtypes, self.tensors.ranks)
+        return ((t.name, t.dtype, len(t.shape)) for t in self.tensors)
 
     def tensors_nbytes(self) -> Sequence[int]:
         """The bytes each stored tensor's header entry claims."""

@@ -446,9 +446,25 @@ def stored_sizes(d: Descriptor, shape: Sequence[int],
     Memoised on (descriptor, shape, layouts): a checkpoint's tensors share a
     handful of descriptors and shapes, and parsing layout expressions for
     every plane of every tensor dominated a scan (issue 15)."""
-    key = tuple(sorted(layouts.items())) if layouts else ()
-    sizes, aos = _stored_sizes(d, tuple(shape), key)
+    sizes, aos = _stored_sizes(d, tuple(shape), _layouts_key(layouts) if layouts else ())
     return list(sizes), aos
+
+
+# A file's (or ggml type's) layouts mapping is shared by all its tensors, so its
+# sorted key is kept by identity; the mapping itself is held too, so an id is
+# never reused while its entry lives.  Bounded: cleared past 1024 mappings.
+_LAYOUT_KEYS: dict[int, tuple[Mapping[int, str], tuple[tuple[int, str], ...]]] = {}
+
+
+def _layouts_key(layouts: Mapping[int, str]) -> tuple[tuple[int, str], ...]:
+    hit = _LAYOUT_KEYS.get(id(layouts))
+    if hit is not None and hit[0] is layouts:
+        return hit[1]
+    key = tuple(sorted(layouts.items()))
+    if len(_LAYOUT_KEYS) >= 1024:
+        _LAYOUT_KEYS.clear()
+    _LAYOUT_KEYS[id(layouts)] = (layouts, key)
+    return key
 
 
 @functools.lru_cache(maxsize=4096)

@@ -9,6 +9,7 @@ opaque (RECONSTRUCTION §7).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
@@ -61,7 +62,7 @@ def placement_problem(word: int) -> str | None:
     return f"{word:#018x} has class {cls:#x}, which version 1 does not define"
 
 
-def placement_name(word: int, layouts: dict[int, str] | None = None) -> str:
+def placement_name(word: int, layouts: Mapping[int, str] | None = None) -> str:
     """A human name: the registered name, UNSPECIFIED, OPAQUE, or the expression."""
     if word == UNSPECIFIED:
         return "UNSPECIFIED"

@@ -9,6 +9,7 @@ and their planes; conventions GRIT v1 cannot express are reported with the
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,11 +37,11 @@ class Ctx:
     role: Callable[[str], str]
     out: list[QTensor]
     used: set[str]
-    file_of: Mapping[str, str] | None = None  # tensor -> file, across a model's shards
+    file_of: Callable[[str], str | None] | None = None  # tensor -> file, across shards
 
     def ref(self, name: str, broadcast: int = 1) -> PlaneRef:
         st = self.tensors[name]
-        file = self.file_of.get(name) if self.file_of is not None else None
+        file = self.file_of(name) if self.file_of is not None else None
         return PlaneRef(name, st.offset, st.available, broadcast, file)
 
     def add(self, q: QTensor, *names: str) -> None:
@@ -51,10 +52,10 @@ class Ctx:
 
 def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
           declared: Declared | None, role: Callable[[str], str],
-          file_of: Mapping[str, str] | None = None) -> list[QTensor]:
+          file_of: Callable[[str], str | None] | None = None) -> list[QTensor]:
     """QTensors for every recognised convention; marks consumed tensor names
     in ``used`` and counts the unquantised remainder on ``art``.  ``file_of``
-    maps each tensor to its file when ``tensors`` are a model's shards merged
+    gives each tensor's file when ``tensors`` are a model's shards merged
     (parsers/models.py): a module may keep its weight and scales in
     different shards."""
     if not used:
@@ -86,6 +87,11 @@ def _dt(ctx: Ctx, name: str | None) -> str | None:
     return ctx.tensors[name].dtype if name else None
 
 
+_BNB_PARTS = frozenset((".weight.quant_map", ".weight.absmax",
+                        ".weight.quant_state.bitsandbytes__nf4",
+                        ".weight.quant_state.bitsandbytes__fp4"))
+
+
 def _module(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
     g = parts.get
     blocks = g("_blocks") or g(".blocks")
@@ -94,9 +100,7 @@ def _module(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
         return _gpt_oss(ctx, mod, blocks, scales_u8)
     if g(".qweight"):
         return _gptq_awq(ctx, mod, parts)
-    if any(s in parts for s in (".weight.quant_map", ".weight.absmax",
-                                ".weight.quant_state.bitsandbytes__nf4",
-                                ".weight.quant_state.bitsandbytes__fp4")):
+    if not _BNB_PARTS.isdisjoint(parts):
         return _bnb(ctx, mod, parts)
     packed = g(".weight_packed")
     if packed:
@@ -215,12 +219,14 @@ class ScaleLayout:
     broadcast: int  # how many times the stored scale bytes repeat to make scale0
 
 
+@functools.lru_cache(maxsize=1024)
 def scale_layout(rows: int, cols: int, sshape: tuple[int, ...]) -> ScaleLayout | None:
     """The scale layouts that are runs along the input axis.  A 2-D block
     scale ``[1, G]`` over a weight of ``rows`` > 1 rows (every row inside one
     block: compressed-tensors FP8_BLOCK k/v_proj, DeepSeek weight_scale_inv) is
     per-group along the row with every row's scales equal, so scale0 is the
-    stored ``[1, G]`` repeated ``rows`` times."""
+    stored ``[1, G]`` repeated ``rows`` times.  Memoised: a pure function of
+    shapes that a checkpoint repeats for every layer."""
     n = prod(sshape)
     out: ScaleLayout | None = None
     if len(sshape) == 2 and sshape[0] == 1 and sshape[1] > 1 and rows > 1:

@@ -152,7 +152,7 @@ def _one(art: Artifact, name: str, ent: Any, tensors: Mapping[str, StoredTensor]
         return None
     assert isinstance(shape, list)
     q = QTensor(name=name, role=role(name), shape=tuple(shape), source=Source.GRIT_HEADER,
-                desc=d, grade=reg.get(d.grade_id), convention="grit", layouts=dict(layouts))
+                desc=d, grade=reg.get(d.grade_id), convention="grit", layouts=layouts)
     digest = ent.get("digest")
     if digest is not None:
         if isinstance(digest, str) and _HEX32.fullmatch(digest):

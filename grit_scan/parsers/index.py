@@ -75,6 +75,9 @@ def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
                   budget=budgets.INDEX_ENTRIES.name)
         art.parsed = False
         return None
+    if not any(escapes(shard) or shard.lower().endswith(CONFUSED_EXT)
+               for shard in set(wm.values())):
+        return wm  # the usual case: judged per distinct shard, the map not copied (issue 15)
     good: dict[str, str] = {}
     reported: set[str] = set()
     for tensor, shard in wm.items():

@@ -54,6 +54,9 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Sequence[str]],
         for a in members:
             a.model = model
         infer_model([a for a in members if a.parsed], declared, role)
+        for a in members:
+            if isinstance(a.tensors, TensorTable):
+                a.tensors.release()
     gg = [a for a in arts if a.format is Format.GGUF]
     for model, members in _gguf_models(gg).items():
         for a in members:
@@ -108,9 +111,9 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
             if name not in merged:  # a duplicate is the index rule's business
                 merged[name] = t
                 owner[name] = a
-    file_of = {name: a.abs_path for name, a in owner.items()}
     sink = Artifact(path=members[0].path, abs_path="", format=Format.SAFETENSORS)
-    qs = conventions.infer(sink, merged, used, declared, role, file_of)
+    qs = conventions.infer(sink, merged, used, declared, role,
+                           lambda name: owner[name].abs_path if name in owner else None)
     for q in qs:
         home = owner.get(_data_tensor(q), members[0])
         _localise(q, home.abs_path)

@@ -117,6 +117,12 @@ def _on_descriptor(d: Descriptor, shape: tuple[int, ...], grade: Grade | None) -
     return grit_check(d, list(shape), [-1, -1, -1, -1], 1, grades=grades)
 
 
+def _grades(q: QTensor) -> dict[int, Grade]:
+    """The grades map grit_check resolves grade ids in: built only when a size
+    differs (issue 15: not once per tensor)."""
+    return registry([q.grade] if q.grade is not None else [])
+
+
 def _where(q: QTensor) -> str:
     return f"{q.name}" + (f" ({q.convention})" if q.convention and q.convention != "grit"
                           else "")
@@ -128,7 +134,6 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
     d = q.desc
     if d is None or not judged(q):
         return []  # not representable: the not_representable finding explains the bytes
-    grades = registry([q.grade] if q.grade is not None else [])
     shape = list(q.shape)
     # steps 1-3 and the equations themselves, on the descriptor alone
     res = _on_descriptor(d, tuple(shape), q.grade)
@@ -148,15 +153,14 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
                                                          "desc": d.hex()})]
     except GritError as exc:
         return [PLACEMENT_UNKNOWN.finding(art.path, f"{q.name}: {exc}", q.name)]
-    canonical = is_canonical(d)
     if q.planes is not None:
         actual = [0 if p is None else p.length * p.broadcast for p in q.planes]
+        if actual == sizes:
+            return []  # the usual case: nothing else is computed (issue 15)
         declared_short = any(p is not None and p.length < declared_bytes.get(p.tensor or "", 0)
                              for p in q.planes)
-        if actual == sizes:
-            return []
-        if canonical:
-            res = grit_check(d, shape, actual, 1, grades=grades)
+        if is_canonical(d):
+            res = grit_check(d, shape, actual, 1, grades=_grades(q))
             return _size_finding(art, q, res, declared_short)
         return [_plain_size(art, q, sum(actual), sum(sizes), sizes, declared_short)]
     if q.payload is not None:
@@ -164,9 +168,9 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
         short = total < declared_bytes.get(q.payload.tensor or "", 0)
         if total == sum(sizes):
             return []
-        if canonical and not aos:
+        if is_canonical(d) and not aos:
             parts = split_payload(memoryview(bytes(total)), sizes)
-            res = grit_check(d, shape, [len(p) for p in parts], 1, grades=grades)
+            res = grit_check(d, shape, [len(p) for p in parts], 1, grades=_grades(q))
             return _size_finding(art, q, res, short, payload=(total, sum(sizes)))
         return [_plain_size(art, q, total, sum(sizes), sizes, short)]
     return []

@@ -43,14 +43,17 @@ def check_file(a: Artifact) -> list[Finding]:
         return []
     quantised_mods = {split_name(q.name)[0] for q in a.quantized}
     missing = []
-    for t in a.tensors:
-        mod, suf = split_name(t.name)
-        if suf != ".weight" or t.dtype not in ("F32", "F16", "BF16") or len(t.shape) != 2:
+    for name, dtype, rank in a.tensor_kinds():
+        # the cheap column tests first: most tensors of a quantised file are not float
+        if dtype not in ("F32", "F16", "BF16") or rank != 2:
             continue
-        if mod in quantised_mods or _NEVER.search(t.name) or not _LINEAR.search(mod):
+        mod, suf = split_name(name)
+        if suf != ".weight":
+            continue
+        if mod in quantised_mods or _NEVER.search(name) or not _LINEAR.search(mod):
             continue
         if applies(dec, mod):
-            missing.append(t.name)
+            missing.append(name)
     if not missing:
         return []
     return [RULE.finding(
