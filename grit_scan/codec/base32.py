@@ -26,9 +26,25 @@ def encode(value: bytes | int) -> str:
     return "".join(reversed(out))
 
 
+# Crockford symbols (and the I/L/O aliases) to the digits int(..., 32) reads:
+# a well-formed gid is then parsed in C (a manifest holds one per tensor)
+_INT32_DIGITS = "0123456789abcdefghijklmnopqrstuv"
+_TO_INT32 = str.maketrans({c: _INT32_DIGITS[v] for c, v in _DECODE.items()})
+_ALLOWED = frozenset(_DECODE)
+
+
 def decode(text: str) -> bytes:
     """Parse a printable gid back to 16 bytes (big-endian)."""
     s = text.strip().upper()
+    if len(s) == SYMBOLS and _ALLOWED.issuperset(s):
+        n = int(s.translate(_TO_INT32), 32)
+        if not n >> 128:
+            return n.to_bytes(16, "big")
+    return _decode_checked(s)
+
+
+def _decode_checked(s: str) -> bytes:
+    """Symbol by symbol, to say exactly what is wrong with a gid."""
     if len(s) != SYMBOLS:
         raise GritValueError(
             f"a base32 gid has exactly {SYMBOLS} symbols; got {len(s)}"

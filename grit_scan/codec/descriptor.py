@@ -131,7 +131,10 @@ def unpack(data: bytes | bytearray | memoryview) -> Descriptor:
     return Descriptor(*_LAYOUT.unpack(b))
 
 
+@functools.lru_cache(maxsize=4096)
 def from_hex(text: str) -> Descriptor:
+    """Memoised (descriptors are immutable): a manifest or a GRIT-native GGUF
+    repeats a few descriptors for every tensor."""
     t = "".join(text.split()).lower()
     if t.startswith("0x"):
         t = t[2:]
