@@ -106,3 +106,31 @@ def test_json_text_rejects_the_keys_json_rejects():
         json.dumps({(1, 2): 0}, indent=2)
     with pytest.raises(TypeError):
         fast_dumps({(1, 2): 0})
+
+
+@settings(max_examples=100, deadline=None)
+@given(_DOCS)
+def test_json_text_dump_writes_what_dumps_returns(doc):
+    import io
+
+    from grit_scan.report.json_text import dump
+
+    buf = io.StringIO()
+    dump(doc, buf, chunk=3)  # tiny chunks: many partial writes
+    assert buf.getvalue() == json.dumps(doc, indent=2, ensure_ascii=True, default=str)
+
+
+def test_lazy_tensor_records_write_as_the_list_does():
+    """The CLI writes tensor records as it builds them; the document is the
+    one Report.to_json() returns (compared through the standard library)."""
+    import io
+
+    from grit_scan.report.formats import OutputFormat, render
+    from grit_scan.report.json_text import Lazy
+
+    report = scan(["fixtures/sample", "fixtures/broken"])
+    lazy = report.to_json(lazy=True)
+    assert any(isinstance(a["tensors"], Lazy) and len(a["tensors"]) for a in lazy["artifacts"])
+    buf = io.StringIO()
+    render(report, OutputFormat.JSON, buf)
+    assert buf.getvalue() == json.dumps(report.to_json(), indent=2, default=str) + "\n"

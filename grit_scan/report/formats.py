@@ -112,7 +112,9 @@ def render(report: Report, fmt: OutputFormat, out: TextIO,
             out.write(dumps({"statistics": statistics(report.findings),
                              "summary": summary_line(report), "next_step": next_step(report)}))
         else:
-            out.write(dumps(report.to_json()))
+            # written as it is built: a large report's text never exists whole
+            json_text.dump(report.to_json(lazy=True), out, default=str)
+            out.write("\n")
         return
     if fmt is OutputFormat.SARIF:
         from .sarif import to_sarif

@@ -14,6 +14,7 @@ from ..codec.fingerprint import gid
 from ..codec.grade import Grade
 from ..rules.finding import Severity
 from ..rules.support import declared_mix
+from .json_text import Lazy
 from .report import Report
 
 REPORT_VERSION = 1
@@ -44,7 +45,7 @@ def _tensor_json(q: QTensor) -> dict[str, Any]:
     }
 
 
-def artifact_summary(a: Artifact) -> dict[str, Any]:
+def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     grades: Counter[tuple[str, str | None, str]] = Counter()
     sources: Counter[str] = Counter()
     for q in a.quantized:
@@ -65,7 +66,8 @@ def artifact_summary(a: Artifact) -> dict[str, Any]:
         "declared_mix": declared_mix(a),
         "metadata": md,
         "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
-        "tensors": [_tensor_json(q) for q in a.quantized],
+        "tensors": (Lazy(a.quantized, _tensor_json) if lazy
+                    else [_tensor_json(q) for q in a.quantized]),
     }
 
 
@@ -76,7 +78,9 @@ def listed(report: Report) -> list[Artifact]:
             if a.format not in (Format.CONFIG, Format.MANIFEST) or not a.parsed]
 
 
-def to_json(report: Report) -> dict[str, Any]:
+def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
+    """The document; with ``lazy`` its tensor records are built as
+    ``json_text.dump`` writes them (the CLI's path), not all at once."""
     from .formats import next_step, summary_line
 
     counts = Counter(f.severity for f in report.findings)
@@ -97,7 +101,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "text": summary_line(report),
         },
         "next_step": next_step(report),
-        "artifacts": [artifact_summary(a) for a in ckpt],
+        "artifacts": [artifact_summary(a, lazy) for a in ckpt],
         "findings": [f.to_json() for f in report.findings],
         "skipped": report.skipped,
         "messages": report.messages,

@@ -14,9 +14,9 @@ inlines the common leaves.  ``tests/test_output_json.py`` holds it to
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from json.encoder import encode_basestring_ascii as _string
-from typing import Any
+from typing import Any, TextIO, overload
 
 _INF = float("inf")
 
@@ -49,10 +49,61 @@ def _key(k: object) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
 
 
+class Lazy(Sequence[Any]):
+    """A list whose items are built as they are written: ``fn`` of each of
+    ``items``.  A 400,000-tensor report would otherwise hold every tensor
+    record (and its text) at once (issue 15: memory per stored tensor).
+    Written as a JSON array; anything else sees a read-only sequence."""
+
+    __slots__ = ("items", "fn")
+
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
+        self.items, self.fn = items, fn
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self.fn(x) for x in self.items[i]]
+        return self.fn(self.items[i])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.fn, self.items)
+
+
 def dumps(doc: Any, default: Callable[[Any], Any] = str) -> str:
     """``doc`` as indented JSON text (no trailing newline)."""
     out: list[str] = []
-    app = out.append
+    _walk(doc, default, out.append, lambda: None)
+    return "".join(out)
+
+
+def dump(doc: Any, stream: TextIO, default: Callable[[Any], Any] = str,
+         chunk: int = 8192) -> None:
+    """``doc`` written to ``stream`` as ``dumps`` would give it, in pieces of
+    about ``chunk`` items, so the text of a large report never exists whole."""
+    out: list[str] = []
+
+    def flush() -> None:
+        if len(out) >= chunk:
+            stream.write("".join(out))
+            out.clear()
+
+    _walk(doc, default, out.append, flush)
+    stream.write("".join(out))
+
+
+def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
+          flush: Callable[[], None]) -> None:
+    """Append ``doc``'s text piece by piece; ``flush`` after each container
+    item lets ``dump`` write what has accumulated."""
 
     def enc(o: Any, nl: str) -> None:
         # ``nl`` is a newline plus the indentation of the line ``o`` starts on;
@@ -69,7 +120,7 @@ def dumps(doc: Any, default: Callable[[Any], Any] = str) -> str:
             app(int.__repr__(o))
         elif isinstance(o, float):
             app(_float(o))
-        elif isinstance(o, (list, tuple)):
+        elif isinstance(o, (list, tuple, Lazy)):
             if not o:
                 app("[]")
                 return
@@ -86,6 +137,7 @@ def dumps(doc: Any, default: Callable[[Any], Any] = str) -> str:
                     app(int.__repr__(v))
                 else:
                     enc(v, inner)
+                    flush()
             app(nl + "]")
         elif isinstance(o, dict):
             if not o:
@@ -113,4 +165,3 @@ def dumps(doc: Any, default: Callable[[Any], Any] = str) -> str:
             enc(default(o), nl)
 
     enc(doc, "\n")
-    return "".join(out)

@@ -43,11 +43,13 @@ class Report:
             out[f.severity].append(f)
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``--json`` document (docs/json-report.md)."""
+    def to_json(self, lazy: bool = False) -> dict[str, Any]:
+        """The ``--json`` document (docs/json-report.md).  With ``lazy``,
+        each artifact's ``tensors`` is a read-only sequence whose records are
+        built when iterated (``report/json_text.py`` writes it as it goes)."""
         from .json_format import to_json
 
-        return to_json(self)
+        return to_json(self, lazy)
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:
