@@ -54,6 +54,13 @@ def per_channel(q: QTensor) -> bool:
     return d is not None and bool(q.shape) and d.k0 == q.shape[d.group_axis % len(q.shape)]
 
 
+@functools.lru_cache(maxsize=1024)
+def _per_channel_name(canonical: str) -> str:
+    """A grade named with ``k0=row`` (memoised: asked once per tensor by
+    three rules, of a handful of grades)."""
+    return _K0.sub("k0=row", canonical)
+
+
 def identity(q: QTensor) -> str:
     """What a tensor is quantised as, for the drift rules: the producer's
     convention when the descriptor was inferred from one (fp8-block tensors
@@ -65,7 +72,7 @@ def identity(q: QTensor) -> str:
         return q.convention
     if q.grade is not None:
         if per_channel(q):
-            return _K0.sub("k0=row", q.grade.canonical)
+            return _per_channel_name(q.grade.canonical)
         return q.grade.name or q.grade.canonical
     if q.desc is not None:
         return f"grade_id {q.desc.grade_id:#018x}"
