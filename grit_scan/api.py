@@ -20,6 +20,7 @@ from .config import Settings, settings_from_table
 from .parsers import gritconfig, readers, staged, tree
 from .parsers import manifest as manifest_mod
 from .parsers.fileio import bytes_read
+from .parsers.interface import ReadContext
 from .parsers.planes import open_planes
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
@@ -174,10 +175,12 @@ def load_tensor(spec: str) -> tuple[Artifact, QTensor]:
     path, name = parts
     if not os.path.isfile(path):
         raise GritValueError(f"{path}: no such file")
-    fmt = tree.classify(os.path.basename(path), path)
+    # the file the user named, followed once (readers open without following)
+    real = os.path.realpath(path)
+    fmt = tree.classify(os.path.basename(path), real)
     if fmt is None or not fmt.is_checkpoint_file:
         raise GritValueError(f"{path}: neither safetensors nor GGUF")
-    art = readers.read_path(path, fmt=fmt)
+    art = readers.read_path(real, ReadContext(path, real), fmt=fmt)
     if not art.parsed:
         raise GritValueError(f"{path}: " + "; ".join(i.message for i in art.issues[:1]))
     for q in art.quantized:
@@ -201,10 +204,11 @@ def quantized_names(path: str) -> list[str]:
     try:
         if not os.path.isfile(path):
             return []
-        fmt = tree.classify(os.path.basename(path), path)
+        real = os.path.realpath(path)
+        fmt = tree.classify(os.path.basename(path), real)
         if fmt is None or not fmt.is_checkpoint_file:
             return []
-        art = readers.read_path(path, fmt=fmt)
+        art = readers.read_path(real, fmt=fmt)
         return [q.name for q in art.quantized] if art.parsed else []
     except Exception:  # noqa: BLE001 - completion must never fail the shell
         return []

@@ -113,10 +113,12 @@ def pattern_refused(pattern: str) -> str | None:
         return f"it is not a regular expression ({exc})"
     open_repeats = [0]
     why = _walk(parsed, False, open_repeats)
+    budget = "pattern_chars"  # its record says what shapes of pattern it refuses
     if why is None and open_repeats[0] > MAX_OPEN_REPEATS:
         why = f"{open_repeats[0]} unbounded quantifiers (at most {MAX_OPEN_REPEATS})"
+        budget = "pattern_open_repeats"
     return (f"{why}: Python's backtracking matcher could take exponential or high "
-            "polynomial time on a module name") if why else None
+            f"polynomial time on a module name (the {budget} budget)") if why else None
 
 
 @functools.lru_cache(maxsize=256)

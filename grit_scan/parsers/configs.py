@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..artifact import Artifact, IssueCode
+from ..artifact import Artifact, Format, IssueCode
 from ..names import Declared, pattern_refused
 from . import budgets
 from .budgets import Budget
@@ -62,10 +62,20 @@ def read_json_source(source: ByteSource, art: Artifact,
         return None
     try:
         text = raw.decode("utf-8")
+        del raw  # the text is what is parsed; the bytes would double the peak
         n_items = budgets.json_items(text)
         if n_items > budgets.JSON_FILE_ITEMS.value:
             art.issue(IssueCode.UNPARSEABLE, budgets.JSON_FILE_ITEMS.exceeded(
                 "its JSON value count", n_items), budget=budgets.JSON_FILE_ITEMS.name)
+            art.parsed = False
+            return None
+        if art.format is Format.INDEX and n_items > budgets.INDEX_ENTRIES.value:
+            # each weight_map entry is one of the values counted, so the
+            # entry budget is applied before the parse that would build them
+            # (1.5M entries, 44 MB, took about 470 MB to parse)
+            art.issue(IssueCode.UNPARSEABLE, budgets.INDEX_ENTRIES.exceeded(
+                "its JSON value count, which bounds its weight_map entries,", n_items),
+                budget=budgets.INDEX_ENTRIES.name)
             art.parsed = False
             return None
         return json.loads(text, parse_constant=_no_constant)
@@ -199,8 +209,9 @@ def refused_patterns(obj: Any) -> list[str]:
         for p in pats[: budgets.IGNORE_PATTERNS.value]:
             why = pattern_refused(p)
             if why:
+                # ``why`` names the budget (pattern_chars or pattern_open_repeats)
                 out.append(f"ignore pattern {p[:80]!r} is refused and matches nothing "
-                           f"(the {budgets.PATTERN_CHARS.name} budget, docs/reliability.md): {why}")
+                           f"(docs/reliability.md): {why}")
         if out:
             break
     return out

@@ -1,18 +1,24 @@
 """Bounded, read-only file access for the readers.
 
 Every byte a reader looks at goes through ``SafeFile.read_at``, which
+* opens with O_NOFOLLOW (where the platform has it): callers hand over a
+  path the walk already resolved and found inside the scanned root, so a
+  symlink in its place now was put there after that check (a swap to a file
+  outside the tree) and is refused, never followed,
 * opens non-blocking and refuses anything that is not a regular file (a FIFO
   named *.safetensors must never block the scan),
 * reads with pread at explicit offsets, never past the size seen at open and
   never more than asked (no mmap: a truncated file must not raise SIGBUS),
 * counts the bytes it returns (``bytes_read``), which is how the tests prove
   that scans are header-only,
-* re-checks the file's identity and size on ``changed()``.
+* re-checks the file's identity and size on ``changed()`` (fstat of the open
+  descriptor, and lstat of the path: the name must still be that file).
 The file is opened read-only; nothing here can write.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -28,23 +34,43 @@ def bytes_read() -> int:
     return _BYTES_READ[0]
 
 
-__all__ = ["NotRegular", "ReadError", "SafeFile", "bytes_read"]
+__all__ = ["NOFOLLOW", "NotRegular", "ReadError", "SafeFile", "SymlinkRefused", "bytes_read"]
+
+# 0 where the platform has no O_NOFOLLOW (Windows): there the open follows a
+# link, and the identity re-checks below are what remains.
+NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+# What open(2) reports when O_NOFOLLOW meets a symlink: ELOOP on Linux and
+# macOS, EMLINK on FreeBSD, EFTYPE on NetBSD.
+_LINK_ERRNOS = {errno.ELOOP, errno.EMLINK, getattr(errno, "EFTYPE", errno.ELOOP)}
 
 
 class NotRegular(ReadError):
     """The path is a FIFO, socket, device or directory."""
 
 
+class SymlinkRefused(ReadError):
+    """The resolved path is a symlink at open time (O_NOFOLLOW refused it)."""
+
+
 class SafeFile:
-    """A regular file opened read-only, read by offset."""
+    """A regular file opened read-only, read by offset.
+
+    ``path`` must already be resolved (``os.path.realpath``, as the walk and
+    the operand handling in tree.collect do): its last component is opened
+    with O_NOFOLLOW, so a symlink found there is refused."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.name = path
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        flags = (os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_BINARY", 0))
         try:
             self.fd = os.open(path, flags)
         except OSError as exc:
+            if NOFOLLOW and exc.errno in _LINK_ERRNOS and os.path.islink(path):
+                raise SymlinkRefused(
+                    "it is now a symbolic link (replaced after the scan resolved its path); "
+                    "not followed, not read") from None
             raise ReadError(f"cannot open: {exc.strerror or exc}") from None
         try:
             st = os.fstat(self.fd)
@@ -98,7 +124,9 @@ class SafeFile:
         """Why the file is no longer the one opened, or None."""
         try:
             st = os.fstat(self.fd)
-            pst = os.stat(self.path)
+            # lstat: a symlink put in the file's place is a replacement even
+            # when it points back at the same inode
+            pst = os.lstat(self.path)
         except OSError as exc:
             return f"it disappeared while being read ({exc.strerror or exc})"
         if (st.st_size, st.st_mtime_ns) != (self._ident[2], self._ident[3]):

@@ -27,7 +27,7 @@ def _holds_checkpoint(directory: str) -> bool:
                 continue
         except OSError:
             continue
-        fmt = classify(e.name, e.path)
+        fmt = classify(e.name, os.path.realpath(e.path))  # SafeFile does not follow links
         if fmt is not None and fmt.is_checkpoint_file:
             return True
     return False

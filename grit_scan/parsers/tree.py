@@ -397,11 +397,15 @@ def collect(paths: list[str], deep: bool = False,
                                       "socket or device); skipped",
                                       detail={"path": p, "kind": SkipKind.NOT_REGULAR.value}))
             continue
-        fmt = classify(name, p)
+        # a file named on the command line is followed once, here, as the
+        # walk follows a link inside the root; SafeFile then opens the
+        # resolved path without following (fileio.py)
+        real = os.path.realpath(p)
+        fmt = classify(name, real)
         if fmt is not None and fmt.is_checkpoint_file:
-            d.files.append((p, p, fmt))
+            d.files.append((real, p, fmt))
         elif fmt is Format.INDEX:
-            d.indexes.append((p, p))
+            d.indexes.append((real, p))
             # an index's shards live beside it: that directory is the tree
             parent = os.path.dirname(p) or "."
             w = Walker(parent, scan.skipped, parent, max_depth=0)
@@ -411,7 +415,7 @@ def collect(paths: list[str], deep: bool = False,
             d.names = top.names
             d.configs = top.configs
         elif fmt is Format.MANIFEST:
-            d.manifests.append((p, p))
+            d.manifests.append((real, p))
         elif fmt is Format.CONFIG:
             continue
         else:

@@ -29,6 +29,7 @@ class Case:
     graded: int = 1
     alone: bool = False  # no good file beside it (nothing parseable -> 4)
     budget: str | None = None  # the budget (parsers/budgets.py) a finding must name
+    operand: str | None = None  # what to scan, relative to the case directory (default: it)
 
 
 def good(d: str) -> None:
@@ -95,9 +96,9 @@ CASES: list[Case] = []
 
 
 def case(name: str, kinds: tuple[str, ...] = ("file_unparseable",), graded: int = 1,
-         alone: bool = False, budget: str | None = None) -> Callable:
+         alone: bool = False, budget: str | None = None, operand: str | None = None) -> Callable:
     def deco(fn: Callable[[str], str]) -> Callable[[str], str]:
-        CASES.append(Case(name, fn, kinds, graded, alone, budget))
+        CASES.append(Case(name, fn, kinds, graded, alone, budget, operand))
         return fn
     return deco
 
@@ -618,6 +619,8 @@ def _(d):
 
 @case("i16_index_20k_missing_shards", kinds=("missing_shard",))
 def _(d):
+    # resources only: 20k can end within the 20 s guard even on the base
+    # commit's O(N^2) check; test_defects.py's scaling test is the defect's
     wm = {f"t{i}": f"s{i}.safetensors" for i in range(20_000)}
     with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
         json.dump({"weight_map": wm}, f)
@@ -631,7 +634,9 @@ def _(d): return st_json(d, "a.safetensors", {"a": t("U8", [1] * 50_000, [0, 1])
 @case("i16_grit_shape_300_extents", budget="grit_shape_rank")
 def _(d): return st_json(d, "a.safetensors", {
     "__metadata__": {"__grit__": json.dumps({"grit": 1, "tensors": {"w": {
-        "desc": _mxfp4_desc(), "shape": [2] * 300, "payload": "p"}}})},
+        # 300 extents of 2^62: their product has ~5,600 digits, past Python's
+        # 4,300-digit int-to-str limit the base commit ran into
+        "desc": _mxfp4_desc(), "shape": [1 << 62] * 299 + [32], "payload": "p"}}})},
     "p": t("U8", [1], [0, 1])}, b"a")
 
 
@@ -693,15 +698,75 @@ def _(d):
 
 @case("i16_hf_cache_shared_blobs_not_missing", kinds=(), graded=0)
 def _(d):
+    # two revisions share both shard blobs; each has its own index blob (as
+    # when only the index changed): the base commit read each shard blob once,
+    # through r1, and reported both of r2's shards missing
     repo = os.path.join(d, "models--org--m")
     for sub in ("blobs", "refs", "snapshots/r1", "snapshots/r2"):
         os.makedirs(os.path.join(repo, sub))
-    write_safetensors(os.path.join(repo, "blobs", "b1"),
-                      {"model.norm.weight": Raw("F32", [4], bytes(16))})
-    with open(os.path.join(repo, "blobs", "b2"), "w") as f:
-        json.dump({"weight_map": {"model.norm.weight": "model-00001.safetensors"}}, f)
+    shards = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    for k, name in enumerate(("a.weight", "b.weight")):
+        write_safetensors(os.path.join(repo, "blobs", f"s{k}"), {name: Raw("F32", [4], bytes(16))})
     for rev in ("r1", "r2"):
+        with open(os.path.join(repo, "blobs", f"i-{rev}"), "w") as f:
+            json.dump({"metadata": {"revision": rev},
+                       "weight_map": {"a.weight": shards[0], "b.weight": shards[1]}}, f)
         snap = os.path.join(repo, "snapshots", rev)
-        os.symlink("../../blobs/b1", os.path.join(snap, "model-00001.safetensors"))
-        os.symlink("../../blobs/b2", os.path.join(snap, "model.safetensors.index.json"))
+        for k, shard in enumerate(shards):
+            os.symlink(f"../../blobs/s{k}", os.path.join(snap, shard))
+        os.symlink(f"../../blobs/i-{rev}", os.path.join(snap, "model.safetensors.index.json"))
     return "models--org--m"
+
+
+@case("i16_regex_open_repeats", budget="pattern_open_repeats")
+def _(d):
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump({"quantization_config": {"quant_method": "fp8",
+                                           "ignore": ["re:.*a.*a.*a.*a.*b"]}}, f)
+    write_safetensors(os.path.join(d, "m.safetensors"),
+                      {"a" * 40 + ".weight": Raw("F32", [4], bytes(16))})
+    return "config.json"
+
+
+@case("i16_grit_table_150k_entries", budget="tensors_per_file")
+def _(d):
+    entry = json.dumps({"desc": _mxfp4_desc(), "shape": [32], "payload": "p"})
+    table = '{"grit":1,"tensors":{' + ",".join(
+        f'"t{i}":{entry}' for i in range(150_000)) + "}}"
+    return st_json(d, "a.safetensors", {"__metadata__": {"__grit__": table},
+                                         "p": t("U8", [16], [0, 16])}, bytes(16))
+
+
+@case("i16_config_64mib_of_empty_lists", budget="config_bytes")
+def _(d):
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write("[" + ",".join(["[]"] * ((64 << 20) // 3)) + "]")
+    return "config.json"
+
+
+@case("i16_index_4m_json_values", budget="json_file_items")
+def _(d):
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        f.write('{"weight_map":{"model.norm.weight":"good.safetensors"},"x":['
+                + ",".join(["[]"] * 4_000_000) + "]}")
+    return "model.safetensors.index.json"
+
+
+@case("i16_index_operand_beside_1000_directories", kinds=(), graded=0,
+      operand="model.safetensors.index.json")
+def _(d):
+    p = d
+    for _ in range(1000):
+        p = os.path.join(p, "n")
+        os.mkdir(p)
+    return index(d, {"weight_map": {"model.norm.weight": "good.safetensors"}})
+
+
+@case("i16_index_1_5m_entries", budget="index_entries")
+def _(d):
+    # 44 MB: the base commit exited 70; parsing it whole takes about 470 MB,
+    # so the entry budget is applied to the value count before parsing
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        f.write('{"weight_map":{' + ",".join(
+            f'"t{i}":"good.safetensors"' for i in range(1_500_000)) + "}}")
+    return "model.safetensors.index.json"

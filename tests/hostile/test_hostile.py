@@ -11,34 +11,13 @@ gives.  Each case runs once, and that run is the resource test.
 
 import json
 import os
-import resource
-import subprocess
-import sys
 
 import pytest
 from cases import CASES, good
+from limits import AS_LIMIT, DEFINED_EXITS, run_limited
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "run_scan.py")
-
-# The address-space limit every case runs under.  The interpreter with
-# grit_scan.api and numpy imported reserves about 110-150 MB of address space
-# (VmPeak), so 500 MB leaves the scan itself at least 350 MB.
-AS_LIMIT = 500 * 1024 * 1024
-# One BLAS/OpenMP thread: each extra thread's arena is reserved address space.
-CHILD_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-# docs/exit-codes.md: graded 0-4 and 64 (usage); 70 is a bug, 130 an interrupt.
-DEFINED_EXITS = {0, 1, 2, 3, 4, 64}
-
-
-def _limit_address_space() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
-
-
-def run_limited(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run a Python child under AS_LIMIT with small thread arenas."""
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True,
-                          timeout=timeout, env=CHILD_ENV, preexec_fn=_limit_address_space)
 
 
 def _flatten(d: str) -> None:
@@ -64,7 +43,7 @@ def test_hostile_case(tmp_path, case):
         good(d)
     hostile = case.make(d)
     try:
-        p = run_limited([RUNNER, d])
+        p = run_limited([RUNNER, os.path.join(d, case.operand) if case.operand else d])
     finally:
         _flatten(d)
     assert "Traceback" not in p.stderr and "Traceback" not in p.stdout, p.stderr[-2000:]

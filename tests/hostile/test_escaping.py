@@ -1,53 +1,29 @@
 """Escaping everywhere (issue 16): names and paths from files never put a
 control byte or bidi override into any output, and the suggested
-`grit explain` command stays two arguments when pasted into a shell."""
+`grit explain` command stays two arguments when pasted into a shell.
+
+These render the report in-process through grit_scan.report.formats, which
+the base commit 7c46b23 did not have; test_defects.py holds the same
+defects through the command line, which runs against that commit too."""
 
 from __future__ import annotations
 
 import io
-import json
 import re
-import shutil
-import struct
 import subprocess
-from pathlib import Path
 
 import pytest
+from hostile_names import ESC_NAME, RAW, SHELL, hostile_tree
 
 from grit_scan.api import scan
 from grit_scan.report.escape import esc
 from grit_scan.report.formats import OutputFormat, RenderOptions, render
 
-ROOT = Path(__file__).resolve().parent.parent
-SHELL = "q.weight'; touch PWNED; echo '"
-ESC_NAME = "model.layers.1.self_attn.k_proj.weight\x1b[2J\x1b]52;c;cHduZWQ=\x07\u202egpj"
-RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def rename_tensor(src: Path, dst: Path, old: str, new: str) -> None:
-    """Copy a GRIT safetensors file with one logical tensor renamed (header
-    keys and the __grit__ table), data bytes unchanged."""
-    raw = src.read_bytes()
-    n = struct.unpack("<Q", raw[:8])[0]
-    head = json.loads(raw[8:8 + n])
-    grit = json.loads(head["__metadata__"]["__grit__"])
-    grit["tensors"] = {k.replace(old, new): {**v, "planes": {p: t.replace(old, new)
-                                                            for p, t in v["planes"].items()}}
-                       for k, v in grit["tensors"].items()}
-    head = {k.replace(old, new): v for k, v in head.items()}
-    head["__metadata__"]["__grit__"] = json.dumps(grit)
-    text = json.dumps(head).encode()
-    text += b" " * (-len(text) % 8)
-    dst.write_bytes(struct.pack("<Q", len(text)) + text + raw[8 + n:])
-
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     base = tmp_path_factory.mktemp("hostile")
-    tree = base / SHELL / "sample\x1b[2J"
-    shutil.copytree(ROOT / "fixtures" / "sample", tree)
-    f = tree / "llama-mxfp4" / "model.safetensors"
-    rename_tensor(f, f, "model.layers.1.self_attn.k_proj.weight", ESC_NAME)
+    hostile_tree(base)
     return base, scan([str(base)])
 
 
