@@ -21,8 +21,9 @@ import typer.main
 from typer import _click as click
 from typer.exceptions import Abort, Exit
 
-from .._version import __version__
 from ..codec.errors import GritError
+from .startup import COMMAND_OF, hoist_globals, version_text
+from .startup import subcommand as _subcommand
 
 EPILOG = """\b
 Examples:
@@ -60,23 +61,11 @@ app = typer.Typer(
 EXIT_USAGE = 64
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
-GLOBAL_FLAGS = ("--debug",)  # also accepted after the subcommand
 _DEBUG = {"on": False}
 
 
 class UsageError(GritError):
     """A command-line usage error: exit 2."""
-
-
-def version_text() -> str:
-    """``grit X.Y.Z`` and whether the compiled helpers are in use: the slow
-    path is never silent (issue 15)."""
-    from ..codec.fnv import compiled_backend
-
-    helpers = ("compiled helpers: in use" if compiled_backend() else
-               "compiled helpers: not built; pure-Python fallback (digests and GGUF string "
-               "skipping are slower)")
-    return f"grit {__version__}\n{helpers}"
 
 
 def _version_callback(value: bool) -> None:
@@ -117,12 +106,8 @@ def error_line(message: str) -> None:
 COMMAND_MODULES = ("scan_cmds", "sweep_cmd", "rule_cmd", "codec_cmds", "codec_ops")
 
 
-# The module defining each command, so that running one command imports only
-# its module (start-up cost, issue 15); tests/test_docs.py holds it to the app.
-COMMAND_OF = {"scan": "scan_cmds", "manifest": "scan_cmds", "sweep": "sweep_cmd",
-              "rule": "rule_cmd", "grade": "codec_cmds", "check": "codec_cmds",
-              "explain": "codec_cmds", "decode": "codec_ops", "encode": "codec_ops",
-              "vectors": "codec_ops"}
+# COMMAND_OF (startup.py) names the module defining each command, so that
+# running one command imports only its module (start-up cost, issue 15).
 
 
 def register(only: str | None = None) -> None:
@@ -132,14 +117,6 @@ def register(only: str | None = None) -> None:
 
     for name in COMMAND_MODULES if only is None else (only,):
         importlib.import_module(f"{__package__}.{name}")
-
-
-def _subcommand(args: list[str]) -> str | None:
-    """The command a command line runs, when it names one we know."""
-    for a in args:
-        if not a.startswith("-"):
-            return a if a in COMMAND_OF else None
-    return None
 
 
 def _no_type_name(ctx: object = None) -> None:
@@ -165,15 +142,6 @@ def command(args: list[str] | None = None) -> click.Command:
     sub = _subcommand(args) if args is not None and "_GRIT_COMPLETE" not in os.environ else None
     register(COMMAND_OF[sub] if sub is not None else None)
     return _tidy(typer.main.get_command(app))
-
-
-def hoist_globals(argv: list[str]) -> list[str]:
-    """Move global flags given after the subcommand (``grit scan --debug``)
-    to the front, where click expects them.  Nothing after ``--`` moves."""
-    end = argv.index("--") if "--" in argv else len(argv)
-    flags = [a for a in argv[:end] if a in GLOBAL_FLAGS]
-    rest = [a for i, a in enumerate(argv) if i >= end or a not in GLOBAL_FLAGS]
-    return flags + rest
 
 
 def _usage_error(exc: click.exceptions.ClickException) -> int:
