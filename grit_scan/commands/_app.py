@@ -22,6 +22,7 @@ from typer import _click as click
 from typer.exceptions import Abort, Exit
 
 from ..codec.errors import GritError
+from .coercion import direct_command
 from .startup import COMMAND_OF, hoist_globals, version_text
 from .startup import subcommand as _subcommand
 
@@ -125,7 +126,9 @@ def _no_type_name(ctx: object = None) -> None:
 
 def _tidy(cmd: click.Command) -> click.Command:
     """Help without typer's type names (``<list[str]>``, ``<str>``) and with
-    plain argument metavars (``[PATH]...``, not ``[[PATH]...]...``)."""
+    plain argument metavars (``[PATH]...``, not ``[[PATH]...]...``); values
+    that need no conversion skip pydantic (coercion.py)."""
+    direct_command(cmd)
     for p in cmd.params:
         if isinstance(p, typer.core.TyperArgument):
             setattr(p, "display_type_rich", _no_type_name)  # noqa: B010 - a method override
