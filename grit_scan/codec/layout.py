@@ -72,6 +72,8 @@ if TYPE_CHECKING:  # numpy is imported where arrays are built: a scan imports th
     Units = npt.NDArray[Any]
     U8s = npt.NDArray[np.uint8]  # raw stored bytes
     Idx = npt.NDArray[np.int64]  # a unit permutation: physical j holds logical idx[j]
+else:  # the names stay importable (codec/array.py annotates with Units)
+    Units = U8s = Idx = Any
 
 
 def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
