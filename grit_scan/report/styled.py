@@ -45,10 +45,13 @@ class Text:
         return "".join(s for s, _ in self.spans)
 
     def rich(self) -> RichText:
+        """As rich: the first span's style is the whole line's base style
+        (``Text(s, style=...)``), the others are appended over it."""
         from rich.text import Text as RichText
 
-        out = RichText()
-        for s, style in self.spans:
+        (first, base), *rest = self.spans
+        out = RichText(first, style=base or "")
+        for s, style in rest:
             out.append(s, style=style)
         return out
 
