@@ -72,6 +72,9 @@ def test_narrow_terminal_and_other_command_lines_go_to_typer(tmp_path):
     assert out != HELP[""] and "the GRIT v1\n  specification." in out  # wrapped at 58
     for args in (["--debug", "--help"], ["scan", "--bogus", "--help"]):
         assert "typer" in imported(args, tmp_path)[3]
+    # click writes UTF-8 (the help has a §) even past an ASCII stdout
+    code, out, err, mods = imported(["check", "--help"], tmp_path, {"PYTHONIOENCODING": "ascii"})
+    assert code == 0 and "typer" in mods and "(§7.3)" in out, err
 
 
 def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
@@ -147,6 +150,28 @@ def test_plain_console_writes_what_rich_writes(spans, empty_line):
         _Plain(ours, None).print()
         rich.print()
     assert ours.getvalue() == theirs.getvalue()
+
+
+def test_coloured_text_keeps_rich_base_style():
+    """With colour the line is rich's ``Text(first, style)`` with the other
+    spans appended: the first style covers the whole line, as before."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text as RichText
+
+    from grit_scan.report.styled import Text, make_console
+
+    ours, theirs = io.StringIO(), io.StringIO()
+    make_console(ours, True).print(Text("a.safetensors", "bold").append(": ")
+                                   .append("GRIT101", "bold red").append(" size"))
+    want = RichText("a.safetensors", style="bold")
+    want.append(": ")
+    want.append("GRIT101", style="bold red")
+    want.append(" size")
+    Console(file=theirs, highlight=False, markup=False, emoji=False, soft_wrap=True,
+            color_system="standard", force_terminal=True).print(want)
+    assert ours.getvalue() == theirs.getvalue() and "\x1b[1m" in ours.getvalue()
 
 
 HEADER_ENTRY = st.fixed_dictionaries({

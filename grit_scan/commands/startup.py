@@ -9,8 +9,9 @@ tests/test_startup.py fails when that module is stale.
 
 Click wraps help at ``min(terminal columns, 80) - 2``, so the text is the
 same for every width of 80 columns or more (and for a pipe or a file, where
-the width falls back to 80).  A narrower terminal, a shell-completion request
-or any other command line goes to typer (``answer`` returns None).
+the width falls back to 80).  A narrower terminal, a shell-completion
+request, a stdout that cannot encode the text (click would write UTF-8
+anyway) or any other command line goes to typer (``answer`` returns None).
 
 This module imports nothing heavy; ``commands._app`` takes the argv helpers
 from it, so there is one definition of each.
@@ -107,4 +108,16 @@ def answer(argv: list[str]) -> str | None:
         return None
     from .help_text import HELP
 
-    return HELP.get(key)
+    text = HELP.get(key)
+    return text if text is not None and _encodable(text) else None
+
+
+def _encodable(text: str) -> bool:
+    """Whether stdout takes ``text`` as it is.  Click writes UTF-8 past a
+    stream it considers misconfigured (``PYTHONIOENCODING=ascii``): that
+    case, and any stdout that cannot encode the help, is left to click."""
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "")
+    except (UnicodeError, LookupError):
+        return False
+    return True
