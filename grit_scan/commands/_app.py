@@ -4,7 +4,8 @@ Command modules in this package register themselves on ``app``; ``main``
 runs it: every error, click's usage errors included, becomes one line on
 stderr in one style (``grit: error: ...``) and a defined exit code, never a
 traceback (``--debug`` shows it).  Nothing here imports upward:
-``grit_scan.cli`` re-exports ``main`` and ``run`` for the console script.
+``grit_scan.cli``, the console script, answers ``--version`` and help itself
+(startup.py) and hands every other command line to ``main``/``run`` here.
 """
 
 from __future__ import annotations
