@@ -79,7 +79,8 @@ def test_narrow_terminal_and_other_command_lines_go_to_typer(tmp_path):
 
 def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
     """A scan of a small safetensors file: no numpy (no arrays are built),
-    no gguf (no GGUF file), no rich and no pydantic for the text report."""
+    no gguf (no GGUF file), no rich (no colour on a pipe), no pydantic (no
+    option value to convert), no explain codec."""
     write_safetensors(tmp_path / "tiny.safetensors",
                       {"w.weight": Raw("BF16", [4, 4], bytes(32))})
     for args, want in ((["scan", "tiny.safetensors"], "No findings in 1 file"),
@@ -87,6 +88,7 @@ def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
         code, out, err, mods = imported(args, tmp_path)
         assert code == 0 and want in out, err
         assert not {"numpy", "gguf", "rich", "pydantic", "yaml"} & {m.split(".")[0] for m in mods}
+        assert "grit_scan.codec.explain" not in mods  # nothing to compare in one file
 
 
 # --- the shortcuts give what they replace ---------------------------------

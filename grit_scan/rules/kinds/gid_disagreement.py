@@ -183,8 +183,6 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
     """grit-manifest.json against the files it lists (a hash join on path
     and tensor name).  Recorded digests were attached to the files' tensors
     when they were collected; ``--deep`` verifies them."""
-    from ...codec.explain import Operand, explain
-
     out = []
     by_path = {a.abs_path: a for a in arts if a.format.is_checkpoint_file}
     for man in arts:
@@ -209,6 +207,8 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
             g_now = _gid(cur)
             if q.expected_gid is not None and g_now is not None and g_now != q.expected_gid:
                 assert q.desc is not None
+                from ...codec.explain import Operand, explain
+
                 reg = registry([cur.grade] if cur.grade else [])
                 old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id),
                               tuple(q.shape))
