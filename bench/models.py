@@ -26,8 +26,8 @@ wrapper process so that the benchmark's own size does not leak into it.
 5. `--deep` on one 2 GB GRIT-annotated MXFP4 file (--quick: 1 GB), throughput
    against a C FNV-1a-128 process at -O3 reading the same file (goal:
    >= 0.9x), and its peak RSS;
-6. start-up: `grit --version`, `grit --help`, `grit scan TINY` against
-   `python -c pass` (goals: < 5x, < 5x, < 10x);
+6. start-up: `grit --version`, `grit --help`, `grit scan TINY` (text and
+   --json) against `python -c pass` (goals: < 5x, < 5x, < 10x);
 7. memory per stored tensor on the quantised trees of 1 (peak RSS of the
    scan minus that of `python -c 'import grit_scan.api'`; goal: <= 0.5 KB).
 """
@@ -481,7 +481,8 @@ def bench_startup(tmp: str, quick: bool, repeat: int) -> None:
     base = timed([PY, "-c", "pass"], n)
     for label, cmd, goal in (("--version", [GRIT, "--version"], 5),
                              ("--help", [GRIT, "--help"], 5),
-                             ("scan TINY", [GRIT, "scan", tiny], 10)):
+                             ("scan TINY", [GRIT, "scan", tiny], 10),
+                             ("scan --json TINY", [GRIT, "scan", "--json", tiny], 10)):
         ours = timed(cmd, n)
         r = ours / base
         record(f"6. grit {label} / python -c pass", r, f"< {goal}x", r < goal,

@@ -21,7 +21,6 @@ from .parsers import gritconfig, readers, staged, tree
 from .parsers import manifest as manifest_mod
 from .parsers.fileio import bytes_read
 from .parsers.interface import ReadContext
-from .parsers.planes import open_planes
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
 from .report.report import Report, from_scan
@@ -88,6 +87,8 @@ def scan(
     # entries, tensor records): the cyclic collector would rescan them over
     # and over, tripling the cost of reading headers.  It is paused for the
     # scan and restored afterwards.
+    if deep:  # parsers.planes loads numpy and the layout codec: --deep only
+        from .parsers.planes import open_planes
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -217,6 +218,8 @@ def quantized_names(path: str) -> list[str]:
 def tensor_bytes(art: Artifact, q: QTensor) -> bytes:
     """The tensor's stored bytes: its payload, or its planes concatenated (a
     broadcast scalar repeated).  Raises ReadError."""
+    from .parsers.planes import open_planes
+
     with open_planes(art) as planes:
         if q.payload is not None:
             return planes.read(q.payload.offset, q.payload.length, q.payload.file)

@@ -15,9 +15,12 @@ Scale and zero-point planes are always LSB-first and CT_PAD8 for widths
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import GritValueError
+
+if TYPE_CHECKING:  # imported where used: a scan imports this module, not numpy
+    import numpy as np
 
 
 def container_bits(width: int, pad8: bool) -> int:
@@ -27,6 +30,8 @@ def container_bits(width: int, pad8: bool) -> int:
 
 def code_dtype(width: int) -> type:
     """The narrowest unsigned dtype holding a code of ``width`` bits."""
+    import numpy as np
+
     return np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint32
 
 
@@ -39,6 +44,8 @@ def unpack_codes(
     start: int = 0,
 ) -> np.ndarray:
     """Codes ``start .. start+count`` of a packed plane, as uint32."""
+    import numpy as np
+
     raw = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf
     cw = container_bits(width, pad8)
     bit0 = start * cw
@@ -78,6 +85,8 @@ def unpack_codes(
 def pack_codes(codes: np.ndarray, width: int, pad8: bool = False,
                msb_first: bool = False) -> bytes:
     """Inverse of unpack_codes; trailing bits of the last byte are zero."""
+    import numpy as np
+
     cw = container_bits(width, pad8)
     flat = np.asarray(codes).reshape(-1)
     n = flat.size

@@ -9,10 +9,9 @@ must-use form of §7.1: it raises the ``GritError`` subclass of the status.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from . import fmt
 from .bits import container_bits
@@ -370,6 +369,8 @@ def sparse_order_violation(
     """First group whose metadata indices are not strictly increasing and < m
     (§7.4), as (group index, indices); None when all are in order.  Streams
     in chunks so memory stays bounded."""
+    import numpy as np  # here, not at the top: a scan without --deep imports no numpy
+
     buf = np.frombuffer(aux, dtype=np.uint8)
     per_quad_bits = n * metabits
     for q0 in range(0, n_quads, chunk_quads):
@@ -442,9 +443,12 @@ def grit_check(
         raise GritValueError("plane_bytes are four integers: data, scale0, scale1, aux")
     if level >= CheckLevel.CONTENT and planes is None:
         raise GritValueError(f"check level {level} reads plane contents; pass planes")
-    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in shape):
+    # numpy integers count too; none can exist before numpy is imported
+    np = sys.modules.get("numpy")
+    integer = (int, np.integer) if np is not None else int
+    if not all(isinstance(n, integer) and not isinstance(n, bool) for n in shape):
         raise GritValueError("shape extents must be integers")
-    if not all(isinstance(n, (int, np.integer)) for n in plane_bytes):
+    if not all(isinstance(n, integer) for n in plane_bytes):
         raise GritValueError("plane_bytes must be integers")
     if level == CheckLevel.NONE:
         return CheckResult(Status.OK)

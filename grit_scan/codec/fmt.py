@@ -12,8 +12,6 @@ import math
 import struct
 from dataclasses import dataclass
 
-import numpy as np
-
 from .errors import GritValueError
 from .tables import FORMAT_ALIASES, FORMAT_TOKENS, REJECTED_ALIASES, Rounding, Saturation
 
@@ -187,6 +185,8 @@ def resolve_token(token: str) -> int:
 
 def f32(x: float) -> float:
     """Round a Python float to binary32 (RNE); overflow gives ±Inf (§1.1)."""
+    import numpy as np  # here, not at the top: a scan imports this module, not numpy
+
     with np.errstate(over="ignore"):
         return float(np.float32(x))
 
@@ -195,6 +195,8 @@ def f32_bits(x: float) -> int:
     """The binary32 bit pattern of ``x`` (rounded RNE); NaN is canonical (§1.2)."""
     if math.isnan(x):
         return CANONICAL_NAN_BITS
+    import numpy as np  # here, not at the top: a scan imports this module, not numpy
+
     with np.errstate(over="ignore"):
         return int(np.float32(x).view(np.uint32))
 

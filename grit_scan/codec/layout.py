@@ -27,10 +27,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, cast
 
 from . import fmt
 from .bits import container_bits, pack_codes, unpack_codes
@@ -68,9 +65,15 @@ REGISTERED_MEANING: dict[int, str] = {
 
 # A plane's units as a (units, bytes-or-codes-per-unit) array; placements move
 # whole units (§5.2), so the element dtype does not matter to them.
-Units = npt.NDArray[Any]
-U8s = npt.NDArray[np.uint8]  # raw stored bytes
-Idx = npt.NDArray[np.int64]  # a unit permutation: physical j holds logical idx[j]
+if TYPE_CHECKING:  # numpy is imported where arrays are built: a scan imports this module
+    import numpy as np
+    import numpy.typing as npt
+
+    Units = npt.NDArray[Any]
+    U8s = npt.NDArray[np.uint8]  # raw stored bytes
+    Idx = npt.NDArray[np.int64]  # a unit permutation: physical j holds logical idx[j]
+else:  # the names stay importable (codec/array.py annotates with Units)
+    Units = U8s = Idx = Any
 
 
 def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
@@ -196,6 +199,7 @@ class _Index(_Perm):
     """physical[j] = logical[idx[j]]."""
 
     def __init__(self, idx: Idx) -> None:
+        import numpy as np
         self.idx = idx
         self.inv = np.empty_like(idx)
         self.inv[idx] = np.arange(idx.size, dtype=idx.dtype)
@@ -211,6 +215,7 @@ class _Chunked(_Perm):
     """Perm(π): within chunks of len(π) units, physical j holds logical π[j]."""
 
     def __init__(self, pi: Sequence[int] | Idx) -> None:
+        import numpy as np
         self.pi = np.asarray(pi, dtype=np.int64)
         self.inv = np.argsort(self.pi)
         L = self.pi.size
@@ -246,6 +251,7 @@ class _Compose(_Perm):
 
 def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> Idx:
     """The unit permutation of ``node`` on a rows x cols plane, as an index array."""
+    import numpy as np
     p = _build(node, rows, cols, ctx, _Attrs())
     ar = np.arange(rows * cols, dtype=np.int64)[:, None]
     idx: Idx = p.forward(ar)[:, 0]
@@ -253,6 +259,7 @@ def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> Idx
 
 
 def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Attrs) -> _Perm:
+    import numpy as np
     rank, ga = ctx
     n = rows * cols
     c = node.ctor
@@ -521,6 +528,7 @@ def unit_bytes(spec: PlaneSpec, units: Units) -> bytes:
 
 def _unpack_k4(raw: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """ggml get_scale_min_k4 over 12-byte blocks -> (sc, m), 8 each per block."""
+    import numpy as np
     q = raw[: n_groups // 8 * 12].reshape(-1, 12).astype(np.uint32)
     sc = np.empty((q.shape[0], 8), dtype=np.uint32)
     m = np.empty((q.shape[0], 8), dtype=np.uint32)
@@ -532,6 +540,7 @@ def _unpack_k4(raw: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _pack_k4(sc: np.ndarray, m: np.ndarray) -> bytes:
+    import numpy as np
     s = sc.reshape(-1, 8).astype(np.uint32) & 63
     mm = m.reshape(-1, 8).astype(np.uint32) & 63
     q = np.empty((s.shape[0], 12), dtype=np.uint32)
@@ -544,6 +553,7 @@ def _pack_k4(sc: np.ndarray, m: np.ndarray) -> bytes:
 def _split_stored(payload: U8s, sizes: list[int], aos: bool, n_blocks: int) -> list[U8s]:
     """The stored bytes of each plane: consecutive, or de-interleaved from
     BLOCK_AOS blocks (each block holds every plane's share, BLOCK_AOS_ORDER)."""
+    import numpy as np
     if not aos:
         parts: list[U8s] = []
         off = 0
@@ -568,6 +578,7 @@ def _split_stored(payload: U8s, sizes: list[int], aos: bool, n_blocks: int) -> l
 
 
 def _join_stored(stored: list[bytes], sizes: list[int], aos: bool, n_blocks: int) -> bytes:
+    import numpy as np
     if not aos:
         return b"".join(stored)
     cols = []
@@ -585,6 +596,7 @@ def to_canonical(
 ) -> list[bytes]:
     """relayout(p -> ROW_MAJOR): the stored payload (in ``d``'s placements)
     as the four canonical planes."""
+    import numpy as np
     g = geometry(d, shape)
     out: list[bytes] = []
     for spec, p in zip(g.planes, to_canonical_codes(d, shape, payload, layouts)):
@@ -599,6 +611,7 @@ def to_canonical_codes(
     """Like to_canonical, but a plane that had to be permuted comes back as
     its flat array of codes in canonical order (saving decode a pack and an
     unpack); an unpermuted plane comes back as a view of its bytes."""
+    import numpy as np
     g = geometry(d, shape)
     pls = plane_layouts(d, g, layouts)
     sizes, aos = stored_sizes(d, shape, layouts)

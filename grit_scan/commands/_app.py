@@ -4,11 +4,13 @@ Command modules in this package register themselves on ``app``; ``main``
 runs it: every error, click's usage errors included, becomes one line on
 stderr in one style (``grit: error: ...``) and a defined exit code, never a
 traceback (``--debug`` shows it).  Nothing here imports upward:
-``grit_scan.cli`` re-exports ``main`` and ``run`` for the console script.
+``grit_scan.cli``, the console script, answers ``--version`` and help itself
+(startup.py) and hands every other command line to ``main``/``run`` here.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -21,8 +23,10 @@ import typer.main
 from typer import _click as click
 from typer.exceptions import Abort, Exit
 
-from .._version import __version__
 from ..codec.errors import GritError
+from .coercion import direct_command
+from .startup import COMMAND_OF, hoist_globals, version_text
+from .startup import subcommand as _subcommand
 
 EPILOG = """\b
 Examples:
@@ -60,23 +64,11 @@ app = typer.Typer(
 EXIT_USAGE = 64
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
-GLOBAL_FLAGS = ("--debug",)  # also accepted after the subcommand
 _DEBUG = {"on": False}
 
 
 class UsageError(GritError):
     """A command-line usage error: exit 2."""
-
-
-def version_text() -> str:
-    """``grit X.Y.Z`` and whether the compiled helpers are in use: the slow
-    path is never silent (issue 15)."""
-    from ..codec.fnv import compiled_backend
-
-    helpers = ("compiled helpers: in use" if compiled_backend() else
-               "compiled helpers: not built; pure-Python fallback (digests and GGUF string "
-               "skipping are slower)")
-    return f"grit {__version__}\n{helpers}"
 
 
 def _version_callback(value: bool) -> None:
@@ -117,12 +109,8 @@ def error_line(message: str) -> None:
 COMMAND_MODULES = ("scan_cmds", "sweep_cmd", "rule_cmd", "codec_cmds", "codec_ops")
 
 
-# The module defining each command, so that running one command imports only
-# its module (start-up cost, issue 15); tests/test_docs.py holds it to the app.
-COMMAND_OF = {"scan": "scan_cmds", "manifest": "scan_cmds", "sweep": "sweep_cmd",
-              "rule": "rule_cmd", "grade": "codec_cmds", "check": "codec_cmds",
-              "explain": "codec_cmds", "decode": "codec_ops", "encode": "codec_ops",
-              "vectors": "codec_ops"}
+# COMMAND_OF (startup.py) names the module defining each command, so that
+# running one command imports only its module (start-up cost, issue 15).
 
 
 def register(only: str | None = None) -> None:
@@ -134,21 +122,15 @@ def register(only: str | None = None) -> None:
         importlib.import_module(f"{__package__}.{name}")
 
 
-def _subcommand(args: list[str]) -> str | None:
-    """The command a command line runs, when it names one we know."""
-    for a in args:
-        if not a.startswith("-"):
-            return a if a in COMMAND_OF else None
-    return None
-
-
 def _no_type_name(ctx: object = None) -> None:
     return None
 
 
 def _tidy(cmd: click.Command) -> click.Command:
     """Help without typer's type names (``<list[str]>``, ``<str>``) and with
-    plain argument metavars (``[PATH]...``, not ``[[PATH]...]...``)."""
+    plain argument metavars (``[PATH]...``, not ``[[PATH]...]...``); values
+    that need no conversion skip pydantic (coercion.py)."""
+    direct_command(cmd)
     for p in cmd.params:
         if isinstance(p, typer.core.TyperArgument):
             setattr(p, "display_type_rich", _no_type_name)  # noqa: B010 - a method override
@@ -165,15 +147,6 @@ def command(args: list[str] | None = None) -> click.Command:
     sub = _subcommand(args) if args is not None and "_GRIT_COMPLETE" not in os.environ else None
     register(COMMAND_OF[sub] if sub is not None else None)
     return _tidy(typer.main.get_command(app))
-
-
-def hoist_globals(argv: list[str]) -> list[str]:
-    """Move global flags given after the subcommand (``grit scan --debug``)
-    to the front, where click expects them.  Nothing after ``--`` moves."""
-    end = argv.index("--") if "--" in argv else len(argv)
-    flags = [a for a in argv[:end] if a in GLOBAL_FLAGS]
-    rest = [a for i, a in enumerate(argv) if i >= end or a not in GLOBAL_FLAGS]
-    return flags + rest
 
 
 def _usage_error(exc: click.exceptions.ClickException) -> int:
@@ -197,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(version_text() + "\n")  # no command module: start-up stays cheap
         return 0
     try:
-        rv = command(args).main(args=args, prog_name="grit", standalone_mode=False)
+        rv = _command_paused_gc(args).main(args=args, prog_name="grit", standalone_mode=False)
     except Exit as exc:
         rv = exc.exit_code
     except click.exceptions.ClickException as exc:
@@ -230,6 +203,24 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
         os._exit(EXIT_INTERRUPTED)
 
 
+def _command_paused_gc(args: list[str]) -> click.Command:
+    """``command(args)`` with the cyclic garbage collector paused: importing
+    the command modules allocates tens of thousands of objects that live
+    until exit, and the collector would walk them again and again (api.scan
+    pauses it for header records, for the same reason)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return command(args)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run() -> None:
     signal.signal(signal.SIGINT, _on_sigint)
-    sys.exit(main())
+    code = main()
+    # What is still alive now lives until exit: frozen, it is skipped by the
+    # interpreter's last garbage collections at shutdown (start-up cost, issue 15)
+    gc.freeze()
+    sys.exit(code)

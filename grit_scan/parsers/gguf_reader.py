@@ -21,7 +21,6 @@ from ..artifact import Artifact, IssueCode, StoredTensor
 from ..codec.errors import GritError
 from . import budgets
 from .fileio import SafeFile  # noqa: F401
-from .ggml_types import block_size, logical_shape, type_name
 from .interface import ByteSource
 
 try:  # the optional compiled helper (setup.py); the Python loop is the fallback
@@ -229,6 +228,8 @@ def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
 
 
 def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
+    from .ggml_types import block_size, type_name  # gguf is imported for a GGUF only
+
     r = _Reader(f)
     if f.size < 4 or r.take(4, "magic") != MAGIC:
         raise ParseError("bad magic: not a GGUF file")
@@ -324,6 +325,8 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
 def _lay_out(h: GgufHeader, infos: list[tuple[str, tuple[int, ...], int, int, int]],
              size: int, art: Artifact) -> None:
     """Absolute ranges, lengths from the offsets, and contiguity (C's rule)."""
+    from .ggml_types import logical_shape, type_name
+
     order = sorted(range(len(infos)), key=lambda i: infos[i][3])
     expect = 0
     for rank, i in enumerate(order):

@@ -17,17 +17,17 @@ from typing import Any
 from ..artifact import ReadError
 from ..codec.errors import GritValueError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 CONFIG_NAMES = ("grit.toml", "pyproject.toml")
 
 
 def read_table(path: str) -> dict[str, Any] | None:
     """The grit table of ``path``: for pyproject.toml ``[tool.grit]`` (None
     when absent); for any other file its ``[tool.grit]`` or its top level."""
+    # here, not at the top: most scans find no config file to parse
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             doc = tomllib.load(f)

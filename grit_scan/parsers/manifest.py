@@ -26,7 +26,6 @@ from ..codec.errors import GritError, GritValueError
 from ..codec.fingerprint import digest_stream, gid
 from .configs import read_json
 from .index import escapes
-from .planes import open_planes
 
 MANIFEST_VERSION = 1
 SPEC_VERSION = 1  # the GRIT descriptor version the gids and digests follow
@@ -149,6 +148,8 @@ def manifest_document(artifacts: Sequence[Artifact], base: str, deep: bool) -> d
         described = [q for q in a.quantized if q.desc is not None and q.grade is not None]
         digests: dict[str, str] = {}
         if deep and described:
+            from .planes import open_planes  # numpy: with --deep only
+
             with open_planes(a) as planes:
                 for q in described:
                     digests[q.name] = digest_stream(planes.stored_planes(q)).hex()

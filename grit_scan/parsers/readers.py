@@ -24,7 +24,6 @@ from ..codec.grade import registry
 from ..names import Declared
 from . import budgets, conventions, gguf_reader, safetensors_reader
 from .fileio import SafeFile
-from .ggml_types import MAPPINGS, NOT_REPRESENTABLE, UNQUANTISED, type_name
 from .grit_header import parse_grades, parse_layouts, recover_safetensors
 from .interface import ByteSource, ReadContext, default_role
 from .roles import gguf_role
@@ -173,6 +172,8 @@ def _ggml_convention(type_name: str) -> str:
 
 
 def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
+    from .ggml_types import MAPPINGS, NOT_REPRESENTABLE, UNQUANTISED, type_name  # gguf: GGUF only
+
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
     h = _read_header(art, source, gguf_reader.read_header)
     if h is None:
@@ -231,6 +232,8 @@ def _gguf_metadata(h: gguf_reader.GgufHeader) -> dict[str, Any]:
 
 def _gguf_grit(art: Artifact, h: gguf_reader.GgufHeader) -> dict[str, QTensor]:
     """GRIT-native tensors through the grit.* keys (RECONSTRUCTION §10)."""
+    from .ggml_types import type_name
+
     kv = h.kv
     if not any(k.startswith("grit.") for k in kv):
         return {}

@@ -18,13 +18,10 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-import gguf
-
 from . import budgets
 
 _NUMBER = re.compile(r"(?<=\.)\d+(?=\.|$)")
 
-_ARCH_BY_NAME = {name: arch for arch, name in gguf.MODEL_ARCH_NAMES.items()}
 _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
             "gpt_oss": "gpt-oss", "gpt-oss": "gpt-oss", "gemma": "gemma", "gemma2": "gemma2",
             "phi3": "phi3", "deepseek_v3": "deepseek2", "deepseek_v2": "deepseek2"}
@@ -32,7 +29,10 @@ _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qw
 
 @lru_cache(maxsize=32)
 def _name_map(arch_name: str, n_layers: int = budgets.NAME_MAP_LAYERS.value) -> object | None:
-    arch = _ARCH_BY_NAME.get(_ALIASES.get(arch_name, arch_name))
+    import gguf  # here, not at the top: only a model with an architecture needs it
+
+    arch_by_name = {name: arch for arch, name in gguf.MODEL_ARCH_NAMES.items()}
+    arch = arch_by_name.get(_ALIASES.get(arch_name, arch_name))
     if arch is None:
         return None
     try:

@@ -20,8 +20,6 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any
 
-import numpy as np
-
 from ..artifact import Artifact, IssueCode, StoredTensor, TensorTable
 from ..codec.errors import GritError
 from . import budgets
@@ -187,6 +185,11 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         if set(map(type, flat_offs)) != {int} or (
                 flat_shape and set(map(type, flat_shape)) != {int}):
             return False
+        if len(names) <= SMALL_HEADER:
+            return _fast_path_small(names, dtypes, shapes, widths, flat_shape, flat_offs,
+                                    hdr, region)
+        import numpy as np  # here, not at the top: a small header needs no numpy (issue 15)
+
         o = np.array(flat_offs, dtype=np.int64)
         dims = np.array(flat_shape, dtype=np.int64)
     except (TypeError, OverflowError):
@@ -210,6 +213,39 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
     nbytes = (end - start).tolist()
     hdr.table = TensorTable(names, dtypes, flat_shape, list(map(len, shapes)), starts, nbytes,
                             nbytes)
+    return True
+
+
+# Headers of at most this many tensors are validated in plain Python (the
+# same checks, the same result): importing numpy would cost more than the
+# whole scan of a small file.
+SMALL_HEADER = 256
+
+
+def _fast_path_small(names: list[str], dtypes: list[Any], shapes: list[Any], widths: list[int],
+                     flat_shape: list[int], flat_offs: list[int], hdr: Header,
+                     region: int) -> bool:
+    """``_fast_path``'s numpy checks in plain Python; the bounds stand in for
+    int64 conversion (an offset or extent outside int64 fails there)."""
+    if min(flat_offs) < 0 or max(flat_offs) >= 1 << 62:
+        return False
+    if flat_shape and (min(flat_shape) < 0 or max(flat_shape) >= 1 << 63):
+        return False
+    numels = list(map(math.prod, shapes))
+    if max(numels) >= 1 << 55:
+        return False
+    start, end = flat_offs[0::2], flat_offs[1::2]
+    bits = [n * w for n, w in zip(numels, widths)]
+    if any(b % 8 for b in bits) or any(b // 8 != e - s for b, s, e in zip(bits, start, end)):
+        return False
+    spans = sorted(zip(start, end))
+    if spans[0][0] != 0 or spans[-1][1] != region:
+        return False
+    if any(spans[i][1] != spans[i + 1][0] for i in range(len(spans) - 1)):
+        return False
+    nbytes = [e - s for s, e in zip(start, end)]
+    hdr.table = TensorTable(names, dtypes, flat_shape, list(map(len, shapes)),
+                            [s + hdr.data_start for s in start], nbytes, nbytes)
     return True
 
 

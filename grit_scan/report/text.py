@@ -16,15 +16,14 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from rich.console import Console
-from rich.text import Text
-
 from ..artifact import Artifact
 from ..rules.finding import Finding, Severity
 from .escape import esc
 from .formats import OutputFormat, RenderOptions, next_step, statistics, summary_line
 from .json_format import artifact_summary, listed
 from .report import Report
+from .styled import Console, Text
+from .styled import make_console as styled_console
 
 STYLE = {Severity.STRUCTURAL: "bold red", Severity.DISAGREEMENT: "bold yellow",
          Severity.WARNING: "yellow", Severity.INFO: "dim"}
@@ -44,12 +43,9 @@ def use_color(out: TextIO, options: RenderOptions) -> bool:
 
 
 def make_console(out: TextIO, options: RenderOptions) -> Console:
-    """A console that never wraps and styles only when colour is on (with
-    colour off no escape code at all is written: no bold, dim or italic)."""
-    color = use_color(out, options)
-    return Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True,
-                   color_system=("auto" if out.isatty() else "standard") if color else None,
-                   force_terminal=color, width=options.width)
+    """A console that never wraps and styles only when colour is on (rich is
+    loaded for colour only: styled.py)."""
+    return styled_console(out, use_color(out, options), options.width)
 
 
 def layout_width(out: TextIO, options: RenderOptions) -> int | None:

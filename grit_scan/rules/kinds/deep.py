@@ -19,17 +19,13 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from ...artifact import Artifact, PlaneReader, QTensor, nbytes_map
 from ...codec.check import sparse_order_violation
-from ...codec.decode import canonical_planes, decode
 from ...codec.descriptor import Descriptor
 from ...codec.errors import GritError
 from ...codec.fingerprint import digest_stream
 from ...codec.grade import Grade, registry
 from ...codec.layout import geometry, stored_sizes
-from ...codec.probes import probe
 from ...codec.tables import F_SPARSE, SP_META_BITS, SPORDER_ASC_LSB
 from ..codes import Kind
 from ..finding import Finding, Severity
@@ -120,6 +116,8 @@ def digest_of(planes: PlaneReader, q: QTensor) -> bytes:
 def _sample(planes: PlaneReader, q: QTensor) -> tuple[list[int], list[int], bytes] | None:
     """A few evenly spaced canonical rows as (row indices, sub-shape, payload
     in the descriptor's placements), or None when rows are not separable."""
+    import numpy as np
+
     d = q.desc
     assert d is not None
     shape = list(q.shape)
@@ -197,6 +195,9 @@ def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor,
         return out
     rows, sub_shape, payload = sample
     sd = dataclasses.replace(d, group_axis=1)
+    from ...codec.decode import canonical_planes
+    from ...codec.probes import probe
+
     try:
         canon = [bytes(p) for p in canonical_planes(sd, sub_shape, payload, q.layouts)]
         warnings = probe(sd, sub_shape, canon)
@@ -213,6 +214,9 @@ def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor,
 def _divergence(art: Artifact, q: QTensor, sd: Descriptor, sub_shape: list[int],
                 payload: bytes, rows: list[int], grades: Mapping[int, Grade]) -> list[Finding]:
     import gguf
+    import numpy as np
+
+    from ...codec.decode import decode
 
     ttype = _GGML_TYPE[q.convention or ""]
     raw = np.frombuffer(payload, np.uint8).reshape(sub_shape[0], -1)

@@ -12,16 +12,19 @@ from __future__ import annotations
 import shlex
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ...artifact import Artifact, Format, QTensor, ScanInput, Source
 from ...codec.base32 import encode as b32
-from ...codec.explain import Operand, explain
 from ...codec.fingerprint import gid
 from ...codec.grade import Grade, registry
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
 from ..support import checkpoint_key, models, quant_family
+
+if TYPE_CHECKING:  # the explain codec loads only when two descriptions are compared
+    from ...codec.explain import Operand
 
 RULE = Rule(
     code="GRIT201",
@@ -60,6 +63,8 @@ def check_scan(scan: ScanInput) -> list[Finding]:
 
 
 def _operand(a: Artifact, q: QTensor, grade: Grade | None = None) -> Operand:
+    from ...codec.explain import Operand
+
     assert q.desc is not None
     return Operand(f"{a.path}::{q.name}", q.desc, grade or q.grade, tuple(q.shape),
                    layouts=q.layouts)
@@ -125,6 +130,8 @@ def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
         (a1, q1), (a2, q2) = groups[0][0], groups[1][0]
         if checkpoint_key(a1) == checkpoint_key(a2):
             continue  # one model repeating a role is an index matter, not a tool disagreement
+        from ...codec.explain import explain
+
         ex = explain(_operand(a1, q1), _operand(a2, q2))
         key = (tuple(sorted({a.path for a, _ in groups[0]})),
                tuple(sorted({a.path for g in groups[1:] for a, _ in g})), tuple(ex.differences))
@@ -133,6 +140,8 @@ def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
     for (side_a, side_b, diffs), items in sorted(patterns.items(), key=lambda kv: kv[0][:2]):
         role, ga, gb = items[0]
         (a1, q1), (a2, q2) = ga[0], gb[0]
+        from ...codec.explain import explain
+
         ex = explain(_operand(a1, q1), _operand(a2, q2))
         roles = [r for r, *_ in items]
 
@@ -198,6 +207,8 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
             g_now = _gid(cur)
             if q.expected_gid is not None and g_now is not None and g_now != q.expected_gid:
                 assert q.desc is not None
+                from ...codec.explain import Operand, explain
+
                 reg = registry([cur.grade] if cur.grade else [])
                 old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id),
                               tuple(q.shape))

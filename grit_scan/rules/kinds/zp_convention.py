@@ -24,14 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...artifact import Artifact, PlaneReader, QTensor, ScanInput
 from ...codec import fmt
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+
+if TYPE_CHECKING:  # imported by zero_points, with --deep: a scan imports this module
+    import numpy as np
 
 MISMATCH = Rule(
     code="GRIT206",
@@ -129,6 +131,8 @@ class Verdict:
 
 def zero_points(raw: bytes, bits: int) -> np.ndarray:
     """The b-bit fields of little-endian int32 words, LSB-first (GPTQ qzeros)."""
+    import numpy as np
+
     words = np.frombuffer(raw[: len(raw) // 4 * 4], dtype="<u4")
     per = 32 // bits
     mask = (1 << bits) - 1

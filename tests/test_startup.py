@@ -1,0 +1,226 @@
+"""Start-up discipline (issue 15), held by behaviour, not by timings: what a
+``grit`` process imports for --version, help and a small scan, and the
+pre-rendered help is the help the typer app prints."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grit_scan.commands import help_gen
+from grit_scan.commands.help_text import HELP
+from grit_scan.writers import Raw, write_safetensors
+
+# Runs the console script's function the way the `grit` launcher does and
+# lists, at exit, every module the process imported.
+PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules))))
+sys.argv = ["grit", *sys.argv[1:]]
+from grit_scan.cli import run
+run()
+"""
+
+# Never needed to print the version or help.
+HEAVY = ("typer", "click", "rich", "numpy", "gguf", "pydantic", "yaml", "shutil",
+         "grit_scan.commands._app", "grit_scan.api")
+
+
+def imported(args, tmp_path, env_extra=None):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COLUMNS", "_GRIT_COMPLETE",
+                        "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")}
+    env.update(env_extra or {})
+    p = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                       cwd=tmp_path, env=env)
+    err, _, mods = p.stderr.rpartition("\nMODULES ")
+    return p.returncode, p.stdout, err, set(mods.split())
+
+
+def heavy(mods):
+    return sorted(m for m in mods if m.split(".")[0] in HEAVY or m in HEAVY)
+
+
+def test_help_text_module_is_the_generated_one():
+    assert help_gen.TARGET.read_text() == help_gen.module_source(), (
+        "grit_scan/commands/help_text.py is stale: run python -m grit_scan.commands.help_gen")
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["-h"], [], ["scan", "--help"],
+                                  ["rule", "-h"], ["vectors", "--help"]])
+def test_version_and_help_import_nothing_heavy(args, tmp_path):
+    code, out, err, mods = imported(args, tmp_path)
+    assert code == 0 and err == "" and out
+    assert heavy(mods) == []
+
+
+def test_fast_help_is_what_typer_prints(tmp_path):
+    """The fast path and the app print the same help (a pipe: 80 columns)."""
+    for args in (["--help"], ["scan", "-h"], ["manifest", "--help"], []):
+        fast = imported(args, tmp_path)
+        slow = imported(args, tmp_path, {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": ""})
+        assert "typer" in slow[3]
+        assert fast[:3] == slow[:3]
+
+
+def test_narrow_terminal_and_other_command_lines_go_to_typer(tmp_path):
+    code, out, _, mods = imported(["--help"], tmp_path, {"COLUMNS": "60"})
+    assert code == 0 and "typer" in mods
+    assert out != HELP[""] and "the GRIT v1\n  specification." in out  # wrapped at 58
+    for args in (["--debug", "--help"], ["scan", "--bogus", "--help"]):
+        assert "typer" in imported(args, tmp_path)[3]
+    # click writes UTF-8 (the help has a §) even past an ASCII stdout
+    code, out, err, mods = imported(["check", "--help"], tmp_path, {"PYTHONIOENCODING": "ascii"})
+    assert code == 0 and "typer" in mods and "(§7.3)" in out, err
+
+
+def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
+    """A scan of a small safetensors file: no numpy (no arrays are built),
+    no gguf (no GGUF file), no rich (no colour on a pipe), no pydantic (no
+    option value to convert), no explain codec."""
+    write_safetensors(tmp_path / "tiny.safetensors",
+                      {"w.weight": Raw("BF16", [4, 4], bytes(32))})
+    for args, want in ((["scan", "tiny.safetensors"], "No findings in 1 file"),
+                       (["scan", "--json", "tiny.safetensors"], '"findings": []')):
+        code, out, err, mods = imported(args, tmp_path)
+        assert code == 0 and want in out, err
+        assert not {"numpy", "gguf", "rich", "pydantic", "yaml"} & {m.split(".")[0] for m in mods}
+        assert "grit_scan.codec.explain" not in mods  # nothing to compare in one file
+
+
+# --- the shortcuts give what they replace ---------------------------------
+
+def test_values_that_skip_pydantic_are_what_typer_returns():
+    """coercion.py: for every parameter of every command, a value the
+    shortcut keeps (defaults, strings, tuples of strings) is what typer's
+    own coercion returns."""
+    from typer import _click as click
+    from typer._coercion import build_runtime_param
+
+    from grit_scan.commands._app import command
+    from grit_scan.commands.coercion import plain
+
+    checked = 0
+    for sub in command().commands.values():
+        ctx = click.Context(sub)
+        for p in sub.params:
+            d = getattr(p, "type_descriptor", None)
+            if d is None or d.file_annotation is not None:
+                continue
+            real = build_runtime_param(d)
+            for v in (p.default, "x", "", ("a", "b"), (), 3, 2.5, True):
+                if v is None or not plain(d.annotation, d.parameter_info, v):
+                    continue
+                want = real.coerce(v, param=p, ctx=ctx)
+                got = p.get_runtime_param().coerce(v, param=p, ctx=ctx)
+                assert got == want and type(got) is type(want), (sub.name, p.name, v)
+                checked += 1
+    assert checked > 40
+
+
+def test_values_that_need_converting_still_go_through_typer(capsys):
+    from grit_scan.cli import main
+
+    assert main(["scan", "--jobs", "two", "."]) == 64
+    assert "grit: error: Invalid value for '--jobs'" in capsys.readouterr().err
+
+
+SPAN = st.text(alphabet=st.sampled_from(
+    list("ab \t\n\r\x07\x08\x0b\x0c\x1b\x00\x7f") + ["é", "\u0301", "中", "\u202e", "😀"]),
+    max_size=12)
+
+
+@given(st.lists(st.tuples(SPAN, st.sampled_from([None, "bold", "dim", "bold red"])),
+                min_size=1, max_size=4), st.booleans())
+def test_plain_console_writes_what_rich_writes(spans, empty_line):
+    """styled.py without colour: the same bytes as rich's Console."""
+    import io
+
+    from grit_scan.report.styled import Text, _Plain, _rich_console
+
+    t = Text(*spans[0])
+    for s, style in spans[1:]:
+        t.append(s, style)
+    ours, theirs = io.StringIO(), io.StringIO()
+    _Plain(ours, None).print(t)
+    rich = _rich_console(theirs, False, None)
+    rich.print(t.rich())
+    if empty_line:
+        _Plain(ours, None).print()
+        rich.print()
+    assert ours.getvalue() == theirs.getvalue()
+
+
+def test_coloured_text_keeps_rich_base_style():
+    """With colour the line is rich's ``Text(first, style)`` with the other
+    spans appended: the first style covers the whole line, as before."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text as RichText
+
+    from grit_scan.report.styled import Text, make_console
+
+    ours, theirs = io.StringIO(), io.StringIO()
+    make_console(ours, True).print(Text("a.safetensors", "bold").append(": ")
+                                   .append("GRIT101", "bold red").append(" size"))
+    want = RichText("a.safetensors", style="bold")
+    want.append(": ")
+    want.append("GRIT101", style="bold red")
+    want.append(" size")
+    Console(file=theirs, highlight=False, markup=False, emoji=False, soft_wrap=True,
+            color_system="standard", force_terminal=True).print(want)
+    assert ours.getvalue() == theirs.getvalue() and "\x1b[1m" in ours.getvalue()
+
+
+HEADER_ENTRY = st.fixed_dictionaries({
+    "dtype": st.sampled_from(["BF16", "F32", "U8", "F4", "F6_E2M3", "I64"]),
+    "shape": st.lists(st.sampled_from([*range(10), -1, 1 << 63]), max_size=3),
+    "data_offsets": st.lists(st.integers(-1, 300) | st.just(1 << 62), min_size=2, max_size=2),
+})
+
+
+def _contiguous(entries):
+    """Offsets made consistent for most draws, so both outcomes are common."""
+    from grit_scan.parsers.safetensors_reader import DTYPE_BITS
+
+    pos = 0
+    for e in entries:
+        n = 1
+        for x in e["shape"]:
+            n *= x
+        size = n * DTYPE_BITS[e["dtype"]] // 8 if n >= 0 else 0
+        e["data_offsets"] = [pos, pos + size]
+        pos += size
+    return entries, pos
+
+
+@given(st.lists(HEADER_ENTRY, min_size=1, max_size=6), st.booleans(),
+       st.sampled_from([0, 0, 0, 0, -1, 1]),
+       st.randoms(use_true_random=False))
+def test_small_header_check_is_the_numpy_check(entries, fix, slack, rnd):
+    """safetensors_reader: headers of up to SMALL_HEADER tensors are checked in
+    plain Python; the verdict and the table are the numpy path's."""
+    from grit_scan.parsers import safetensors_reader as sr
+
+    region = None
+    if fix:
+        entries, region = _contiguous(entries)
+        rnd.shuffle(entries)
+    region = (region if region is not None else 64) + slack
+    obj = {f"t{i}": e for i, e in enumerate(entries)}
+    results = []
+    for small in (sr.SMALL_HEADER, 0):
+        hdr = sr.Header(header_len=8, data_start=16)
+        old, sr.SMALL_HEADER = sr.SMALL_HEADER, small
+        try:
+            ok = sr._fast_path(dict(obj), hdr, region)
+        finally:
+            sr.SMALL_HEADER = old
+        t = hdr.table
+        results.append((ok, None if t is None else (t.names, list(t.dtypes), t.dims, t.ranks,
+                                                    t.offsets, t.nbytes, t.available)))
+    assert results[0] == results[1]
