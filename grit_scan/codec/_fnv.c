@@ -37,10 +37,13 @@ static PyObject *fnv1a128_update(PyObject *self, PyObject *args) {
     const unsigned char *p = (const unsigned char *)buf.buf;
     Py_ssize_t n = buf.len;
     Py_BEGIN_ALLOW_THREADS
-    /* prime = 2^88 + 0x13b */
+    /* prime = 2^88 + 0x13b, as one u128 multiply: GCC then keeps the low
+     * 64-bit chain (xor, mul) at its latency floor; the hand-written
+     * (h << 88) + h * 0x13b put an extra add on it (~15% slower, issue 15). */
+    const u128 prime = ((u128)1 << 88) | 0x13b;
     for (Py_ssize_t i = 0; i < n; i++) {
         h ^= p[i];
-        h = (h << 88) + h * (u128)0x13b;
+        h *= prime;
     }
     Py_END_ALLOW_THREADS
     unsigned char out[16];
