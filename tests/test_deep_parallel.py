@@ -9,14 +9,18 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from ref_ids import fnv1a
 
 import grit_scan
 from grit_scan.artifact import PlaneRef
+from grit_scan.codec import fnv
 from grit_scan.codec import grade as G
 from grit_scan.codec import placement as P
 from grit_scan.codec.encode import encode
 from grit_scan.codec.errors import GritValueError
-from grit_scan.codec.fingerprint import digest_planes, digest_stream
+from grit_scan.codec.fingerprint import digest_lanes, digest_planes, digest_stream
 from grit_scan.codec.layout import _split_stored, geometry, relayout, stored_sizes
 from grit_scan.parsers import planes as planes_mod
 from grit_scan.parsers import readers
@@ -143,3 +147,77 @@ def test_one_bad_tensor_among_many_is_the_one_reported(tmp_path, monkeypatch, th
     bad = [f for f in r.findings if f.kind.value == "digest_mismatch"]
     assert [(f.path.endswith("b.safetensors"), f.tensor) for f in bad] == [(True, name)]
     assert not [f for f in r.findings if f.kind.value == "file_unparseable"]
+
+
+# ---------------------------------------------------------------- two lanes
+
+@given(st.binary(max_size=300), st.binary(max_size=300), st.integers(0, 2**128 - 1),
+       st.integers(0, 2**128 - 1))
+def test_update_pair_is_two_updates(a, b, ha, hb):
+    b = (b * (len(a) // max(len(b), 1) + 1))[: len(a)] if b else bytes(len(a))
+    x, y = fnv.Fnv128(), fnv.Fnv128()
+    x._h, y._h = ha, hb
+    fnv.update_pair(x, a, y, memoryview(b))
+    assert x._h == fnv1a(a, 128, ha) and y._h == fnv1a(b, 128, hb)
+
+
+def test_update_pair_refuses_unequal_lengths():
+    with pytest.raises(ValueError):
+        fnv.update_pair(fnv.Fnv128(), bytes(100), fnv.Fnv128(), bytes(101))
+    if fnv._compiled is not None:
+        with pytest.raises(ValueError):
+            fnv._compiled.fnv1a128_update2(bytes(16), bytes(100), bytes(16), bytes(99))
+        with pytest.raises(ValueError):
+            fnv._compiled.fnv1a128_update2(bytes(15), bytes(9), bytes(16), bytes(9))
+
+
+def _chunked(data, sizes):
+    out, i, k = [], 0, 0
+    while i < len(data):
+        n = sizes[k % len(sizes)]
+        out.append(data[i : i + n])
+        i, k = i + n, k + 1
+    return out
+
+
+@given(st.lists(st.tuples(st.lists(st.integers(0, 700), min_size=4, max_size=4),
+                          st.lists(st.integers(1, 97), min_size=1, max_size=3),
+                          st.sampled_from(["ok", "short", "three", "raise"])),
+                min_size=0, max_size=7))
+def test_digest_lanes_equals_digest_stream(jobs):
+    """Any mix of plane sizes, chunkings and failing streams: each job's
+    result is what digest_stream gives (or raises) for it alone."""
+    r = np.random.default_rng(len(jobs))
+
+    def planes_of(sizes, chunks, how):
+        if how == "raise":
+            raise GritValueError("cannot build this stream")
+        ps = [r.integers(0, 256, n, dtype=np.uint8).tobytes() for n in sizes]
+        out = [(len(p), _chunked(p, chunks)) for p in ps]
+        if how == "short" and sizes[0]:
+            out[0] = (sizes[0] + 1, out[0][1])
+        return out[:3] if how == "three" else out
+
+    made = [planes_of(*j) if j[2] != "raise" else None for j in jobs]
+    want = []
+    for m in made:
+        try:
+            want.append(digest_stream(m) if m is not None else "err")
+        except GritValueError:
+            want.append("err")
+    todo = iter(range(len(jobs)))
+    got = {}
+
+    def make(i):
+        if made[i] is None:
+            raise GritValueError("cannot build this stream")
+        return made[i]
+
+    def next_job():
+        i = next(todo, None)
+        return None if i is None else (i, lambda: make(i))
+
+    digest_lanes(next_job, got.__setitem__)
+    assert sorted(got) == list(range(len(jobs)))
+    assert [("err" if isinstance(got[i], GritValueError) else got[i])
+            for i in range(len(jobs))] == want
