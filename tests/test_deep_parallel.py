@@ -221,3 +221,26 @@ def test_digest_lanes_equals_digest_stream(jobs):
     assert sorted(got) == list(range(len(jobs)))
     assert [("err" if isinstance(got[i], GritValueError) else got[i])
             for i in range(len(jobs))] == want
+
+
+def test_a_read_error_during_deep_is_reported_not_swallowed(tmp_path, monkeypatch, threads):
+    """EIO (or the deep_read_factor budget) while digesting: the file gets a
+    file_unparseable finding; before, the tensor was skipped in silence."""
+    from grit_scan.artifact import ReadError
+
+    p = tmp_path / "m.safetensors"
+    build(p, 6)
+    real = planes_mod._Bounded.read_at
+    calls = []
+
+    def flaky(self, offset, n):
+        calls.append(offset)
+        if len(calls) == 5:
+            raise ReadError(f"read failed at offset {offset}: Input/output error")
+        return real(self, offset, n)
+
+    monkeypatch.setattr(planes_mod._Bounded, "read_at", flaky)
+    shallow = {f.kind.value for f in grit_scan.scan([str(p)]).findings}
+    r = grit_scan.scan([str(p)], deep=True)
+    (f,) = [f for f in r.findings if f.kind.value not in shallow]
+    assert f.kind.value == "file_unparseable" and "Input/output error" in f.message

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...artifact import Artifact, PlaneReader, QTensor, nbytes_map
+from ...artifact import Artifact, PlaneReader, QTensor, ReadError, nbytes_map
 from ...codec.check import sparse_order_violation
 from ...codec.decode import canonical_planes, decode
 from ...codec.descriptor import Descriptor
@@ -119,6 +119,8 @@ def check_deep(art: Artifact, planes: PlaneReader) -> list[Finding]:
     for q, grades in ready:
         try:
             out.extend(deep_tensor(planes, art, q, grades, digests.get(id(q))))
+        except ReadError:
+            raise  # an I/O error or a read budget: the file's finding (registry._deep)
         except (GritError, ValueError) as exc:
             if isinstance(exc, OSError):
                 raise
