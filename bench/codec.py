@@ -42,6 +42,9 @@ def blocks(ttype, n_blocks: int, rows: int, seed: int = 0) -> np.ndarray:
     if ttype == T.Q4_K:  # ordinary binary16 d and dmin, not random bit patterns
         b[:, :4] = rng.uniform(1e-3, 1e-1, size=(b.shape[0], 2)).astype(np.float16).view(
             np.uint8)
+    elif ttype == T.Q8_0:  # an ordinary binary16 d per block
+        b[:, :2] = rng.uniform(1e-3, 1e-1, size=(b.shape[0], 1)).astype(np.float16).view(
+            np.uint8)
     elif ttype == T.MXFP4:
         b[:, 0] = rng.integers(100, 150, size=b.shape[0])
     return raw
@@ -80,6 +83,7 @@ def main() -> None:
     a = ap.parse_args()
     bench_decode(T.MXFP4, a.blocks, a.repeat)
     bench_decode(T.Q4_K, a.blocks // 8, a.repeat)
+    bench_decode(T.Q8_0, a.blocks, a.repeat)
     bench_encode(a.blocks, a.repeat)
     print("encode Q4_K: gguf-py has no Q4_K quantize to compare against")
 

@@ -13,7 +13,7 @@ downloaded).  One line per comparison, with the ratio and the goal:
    within 2x of the floor);
 3. FNV-1a-128 digest throughput against a plain C byte loop compiled and run
    in this benchmark (goal: >= 0.8x);
-4. --deep decode throughput on MXFP4 and Q4_K against gguf.quants.dequantize
+4. --deep decode throughput on MXFP4, Q4_K and Q8_0 against gguf.quants.dequantize
    on the same bytes (goal: >= 1x) — bench/codec.py;
 5. peak resident memory of `grit scan --deep` on a 2 GB checkpoint, in a
    child process (goal: < 300 MB).

@@ -289,3 +289,8 @@ class PlaneReader(Protocol):
         byte length and a stream of bounded chunks (§6.5 digests them in this
         form; BLOCK_AOS payloads are de-interleaved)."""
         ...
+
+    def digests(self, qs: Sequence[QTensor]) -> list[bytes | GritError | ValueError]:
+        """The §6.5 digest of each tensor's stored planes, in order (several
+        at a time where the source allows), or the error that stopped it."""
+        ...

@@ -37,16 +37,58 @@ static PyObject *fnv1a128_update(PyObject *self, PyObject *args) {
     const unsigned char *p = (const unsigned char *)buf.buf;
     Py_ssize_t n = buf.len;
     Py_BEGIN_ALLOW_THREADS
-    /* prime = 2^88 + 0x13b */
+    /* prime = 2^88 + 0x13b, as one u128 multiply: GCC then keeps the low
+     * 64-bit chain (xor, mul) at its latency floor; the hand-written
+     * (h << 88) + h * 0x13b put an extra add on it (~15% slower, issue 15). */
+    const u128 prime = ((u128)1 << 88) | 0x13b;
     for (Py_ssize_t i = 0; i < n; i++) {
         h ^= p[i];
-        h = (h << 88) + h * (u128)0x13b;
+        h *= prime;
     }
     Py_END_ALLOW_THREADS
     unsigned char out[16];
     store_be128(h, out);
     PyBuffer_Release(&st); PyBuffer_Release(&buf);
     return PyBytes_FromStringAndSize((const char *)out, 16);
+}
+
+/* fnv1a128_update2(state_a, data_a, state_b, data_b) -> (state_a, state_b)
+ * Two independent FNV-1a-128 streams over buffers of equal length, byte by
+ * byte in one loop.  One stream is bound by the latency of its xor-multiply
+ * chain (about 4 cycles a byte); two interleaved chains keep the multiplier
+ * busy and hash about twice the bytes per cycle on one core (issue 15).
+ * Each state is exactly what fnv1a128_update would give for its stream. */
+static PyObject *fnv1a128_update2(PyObject *self, PyObject *args) {
+    Py_buffer sa, a, sb, b;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &sa, &a, &sb, &b)) return NULL;
+    PyObject *res = NULL;
+    if (sa.len != 16 || sb.len != 16) {
+        PyErr_SetString(PyExc_ValueError, "states must be 16 bytes");
+    } else if (a.len != b.len) {
+        PyErr_SetString(PyExc_ValueError, "the two buffers must have the same length");
+    } else {
+        u128 x = load_be128((const unsigned char *)sa.buf);
+        u128 y = load_be128((const unsigned char *)sb.buf);
+        const unsigned char *p = (const unsigned char *)a.buf, *q = (const unsigned char *)b.buf;
+        Py_ssize_t n = a.len;
+        const u128 prime = ((u128)1 << 88) | 0x13b;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            x ^= p[i];
+            y ^= q[i];
+            x *= prime;
+            y *= prime;
+        }
+        Py_END_ALLOW_THREADS
+        unsigned char ox[16], oy[16];
+        store_be128(x, ox);
+        store_be128(y, oy);
+        res = Py_BuildValue("y#y#", (const char *)ox, (Py_ssize_t)16, (const char *)oy,
+                            (Py_ssize_t)16);
+    }
+    PyBuffer_Release(&sa); PyBuffer_Release(&a);
+    PyBuffer_Release(&sb); PyBuffer_Release(&b);
+    return res;
 }
 
 /* fnv1a64_update(state: int, data: buffer) -> int */
@@ -89,6 +131,8 @@ static PyObject *skip_strings(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"fnv1a128_update", fnv1a128_update, METH_VARARGS, "FNV-1a-128 continuing from a state"},
+    {"fnv1a128_update2", fnv1a128_update2, METH_VARARGS,
+     "two FNV-1a-128 streams over equal-length buffers, interleaved"},
     {"fnv1a64_update", fnv1a64_update, METH_VARARGS, "FNV-1a-64 continuing from a state"},
     {"skip_strings", skip_strings, METH_VARARGS, "walk GGUF strings without decoding"},
     {NULL, NULL, 0, NULL}

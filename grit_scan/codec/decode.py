@@ -21,16 +21,18 @@ from .bits import unpack_codes as _unpack_bytes
 from .check import grit_check
 from .descriptor import Descriptor
 from .errors import ERROR_FOR_STATUS, Detail, GritGradeError
-from .fmt_array import decode_array, encode_array
+from .fmt_array import decode_array, decode_table, encode_array
 from .grade import Grade, registry
 from .layout import (
     Geometry,
     geometry,
     is_canonical,
     split_payload,
+    stored_sizes,
     to_canonical,
     to_canonical_codes,
 )
+from .placement import BLOCK_AOS
 from .planes import Plane, PlaneBuf
 from .tables import (
     CT_PAD8,
@@ -93,7 +95,12 @@ def canonical_planes(
 def check_planes(d: Descriptor, shape: Sequence[int], planes: Sequence[CanonicalPlane],
                  grades: Mapping[int, Grade] | None) -> None:
     """Level-1 grit_check of canonical planes; raises the status's GritError."""
-    res = grit_check(d, shape, [len(p) for p in planes], 1, grades=grades)
+    _check_sizes(d, shape, [len(p) for p in planes], grades)
+
+
+def _check_sizes(d: Descriptor, shape: Sequence[int], sizes: list[int],
+                 grades: Mapping[int, Grade] | None) -> None:
+    res = grit_check(d, shape, sizes, 1, grades=grades)
     if not res.ok:
         assert res.detail is not None
         raise ERROR_FOR_STATUS[res.status](res.detail)
@@ -130,6 +137,10 @@ def decode(
     """
     g = resolve_grade(d, grades)
     reg = {d.grade_id: g}
+    if planes is None and payload is not None:
+        grid = _byte_blocks(d, g, shape, payload, layouts)
+        if grid is not None:
+            return _decode_byte_blocks(d, reg, shape, grid, chunk, out)
     canon: Sequence[CanonicalPlane]
     if planes is not None:
         canon = planes
@@ -151,6 +162,64 @@ def decode(
     cshape = tuple(s for i, s in enumerate(shape) if i != d.group_axis) + (shape[d.group_axis],)
     arr = flat.reshape(cshape)
     return np.moveaxis(arr, -1, d.group_axis)
+
+
+def _byte_blocks(d: Descriptor, g: Grade, shape: Sequence[int],
+                 payload: bytes | bytearray | memoryview,
+                 layouts: Mapping[int, str] | None) -> np.ndarray | None:
+    """The payload as a (blocks, scale0 ‖ data) byte grid when it is one-level
+    BLOCK_AOS of whole-byte codes (ggml Q8_0: binary16 d then 32 int8), the
+    case decode can read in place; None for anything else (the general path).
+
+    BLOCK_AOS stores per level-0 group scale1 ‖ scale0 ‖ aux ‖ data
+    (planes.BLOCK_AOS_ORDER); with one level, no aux and identity order
+    inside the block, block b's data bytes are canonical elements
+    b*k0 .. (b+1)*k0 (§5, docs/layouts.md), so no relayout is needed."""
+    if (d.n_levels != 1 or d.flags & (F_SPARSE | F_HAS_ZP) or g["dt"] not in (None, "binary32")
+            or d.placement_data != BLOCK_AOS or d.placement_scale != BLOCK_AOS
+            or fmt.width(d.elem) != 8 or fmt.width(d.scale0) not in (8, 16)):
+        return None
+    geo = geometry(d, shape)
+    sizes, aos = stored_sizes(d, shape, layouts)
+    nb, sw = geo.n_blocks, fmt.width(d.scale0) // 8
+    canonical = [s.canonical_bytes if s.present else 0 for s in geo.planes]
+    if (not aos or nb == 0 or sizes != canonical or sizes[2] or sizes[3]
+            or sizes[0] != nb * d.k0 or sizes[1] != nb * sw or len(payload) != sum(sizes)):
+        return None  # the general path names what is wrong
+    return np.frombuffer(payload, dtype=np.uint8).reshape(nb, sw + d.k0)
+
+
+def _decode_byte_blocks(d: Descriptor, reg: Mapping[int, Grade], shape: Sequence[int],
+                        grid: np.ndarray, chunk: int, out: np.ndarray | None) -> np.ndarray:
+    """decode() over a ``_byte_blocks`` grid, chunk by chunk straight into the
+    output: one binary32 multiply per element (§8.1 step 2 with one level),
+    as the general path does, so the values are bit-identical to it."""
+    k0, nb = d.k0, grid.shape[0]
+    sw = grid.shape[1] - k0
+    _check_sizes(d, shape, [nb * k0, nb * sw, 0, 0], reg)
+    flat = np.empty(nb * k0, dtype=np.float32) if out is None else out.reshape(-1)
+    dst = flat.reshape(nb, k0)
+    codes = grid[:, :sw].view("<u2" if sw == 2 else np.uint8).reshape(nb)
+    f = fmt.require_valid(d.elem)
+    s8 = f.kind == "int" and not f.unsigned  # its code is its two's-complement value
+    table = None if s8 else decode_table(d.elem)
+    elem_finite = table is None or bool(np.isfinite(table).all())
+    step = max(1, chunk // k0)
+    for b0 in range(0, nb, step):
+        b1 = min(nb, b0 + step)
+        s = decode_array(d.scale0, codes[b0:b1])[:, None]
+        e = grid[b0:b1, sw:]
+        with np.errstate(invalid="ignore", over="ignore"):
+            if table is None:
+                np.multiply(e.view(np.int8), s, out=dst[b0:b1], dtype=np.float32)
+            else:
+                np.multiply(table[e], s, out=dst[b0:b1])
+        if elem_finite and np.isfinite(s).all():
+            continue  # finite times finite: no NaN to canonicalise
+        res = dst[b0:b1]
+        res[np.isnan(res)] = np.float32(np.nan)  # §1.2: the canonical NaN 0x7FC00000
+    cshape = tuple(x for i, x in enumerate(shape) if i != d.group_axis) + (shape[d.group_axis],)
+    return np.moveaxis(flat.reshape(cshape), -1, d.group_axis)
 
 
 def _decode_into(d: Descriptor, g: Grade, geo: Geometry, planes: Sequence[CanonicalPlane],

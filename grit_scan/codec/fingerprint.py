@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from . import base32
 from .descriptor import Descriptor
-from .errors import GritValueError
-from .fnv import Fnv128, fnv1a64, fnv1a128
+from .errors import GritError, GritValueError
+from .fnv import Fnv128, fnv1a64, fnv1a128, update_pair
 from .grade import Grade
 from .planes import PlaneBuf
 
@@ -50,32 +50,124 @@ def gid_base32(g: bytes) -> str:
     return base32.encode(g)
 
 
-def digest_stream(plane_chunks: Iterable[tuple[int, Iterable[PlaneBuf]]]) -> bytes:
-    """§6.5, streaming: the one digest implementation.
+PlaneChunks = Iterable[tuple[int, Iterable[PlaneBuf]]]
 
-    ``plane_chunks`` gives, for each of the four planes in Plane order
-    (data, scale0, scale1, aux), its byte length and an iterable of byte
-    chunks whose lengths add up to it; an absent plane is ``(0, ())``.
+
+def digest_message(plane_chunks: PlaneChunks) -> Iterator[PlaneBuf]:
+    """The bytes §6.5 hashes, as a stream: for each of the four planes in
+    Plane order (data, scale0, scale1, aux), u64le(length) then its bytes.
+
+    ``plane_chunks`` gives, for each plane, its byte length and an iterable
+    of byte chunks whose lengths add up to it; an absent plane is ``(0, ())``.
     Each plane contributes u64le(length) ‖ bytes (RECONSTRUCTION §2 verifies
     this reading), so the length is hashed before its bytes are read and a
     caller can feed planes far larger than memory chunk by chunk.  Raises
-    GritValueError when the chunks disagree with a length or when there are
-    not exactly four planes.
+    GritValueError (while streaming) when the chunks disagree with a length
+    or when there are not exactly four planes.
     """
-    h = Fnv128()
     count = 0
     for length, chunks in plane_chunks:
         count += 1
-        h.update(struct.pack("<Q", length))
+        yield struct.pack("<Q", length)
         seen = 0
         for c in chunks:
             seen += len(c)
-            h.update(c)
+            yield c
         if seen != length:
             raise GritValueError(f"plane stream gave {seen} bytes, expected {length}")
     if count != 4:
         raise GritValueError("digest covers exactly four planes: data, scale0, scale1, aux")
+
+
+def digest_stream(plane_chunks: PlaneChunks) -> bytes:
+    """§6.5, streaming: the digest of ``digest_message(plane_chunks)``."""
+    h = Fnv128()
+    for c in digest_message(plane_chunks):
+        h.update(c)
     return h.digest()
+
+
+# One digest job: a key and what yields its planes' chunks (called in the
+# lane, so that an error building the stream is that job's error).
+DigestJob = tuple[int, Callable[[], PlaneChunks]]
+DigestResult = bytes | GritError | ValueError
+
+
+class _Lane:
+    """One digest in progress: its hash state and its current chunk."""
+
+    __slots__ = ("key", "h", "it", "buf", "off", "err")
+
+    def __init__(self, job: DigestJob) -> None:
+        self.key, make = job
+        self.h = Fnv128()
+        self.buf = memoryview(b"")
+        self.off = 0
+        self.it: Iterator[PlaneBuf] = iter(())
+        self.err: GritError | ValueError | None = None
+        try:
+            self.it = digest_message(make())
+        except (GritError, ValueError) as exc:
+            self.err = exc
+
+    @property
+    def left(self) -> int:
+        return len(self.buf) - self.off
+
+    def advance(self, done: Callable[[int, DigestResult], None]) -> bool:
+        """Move to the next non-empty chunk; False (after reporting the
+        digest or the error) when the stream is over."""
+        if self.err is not None:
+            done(self.key, self.err)
+            return False
+        try:
+            for c in self.it:
+                if len(c):
+                    self.buf, self.off = memoryview(c).cast("B"), 0
+                    return True
+        except (GritError, ValueError) as exc:
+            done(self.key, exc)
+            return False
+        done(self.key, self.h.digest())
+        return False
+
+
+def digest_lanes(next_job: Callable[[], DigestJob | None],
+                 done: Callable[[int, DigestResult], None]) -> None:
+    """§6.5 digests of the jobs ``next_job`` hands out (None: no more), two
+    at a time in one thread: one digest is a sequential FNV chain bound by
+    its multiply latency, and two interleaved (fnv.update_pair) hash about
+    twice the bytes per cycle.  Each finished digest, or the GritError /
+    ValueError that stopped its stream, goes to ``done(key, result)``."""
+    lanes: list[_Lane | None] = [None, None]
+    more = True
+    while True:
+        for i in (0, 1):
+            while lanes[i] is None and more:
+                job = next_job()
+                if job is None:
+                    more = False
+                    break
+                lane = _Lane(job)
+                if lane.advance(done):
+                    lanes[i] = lane
+        a, b = lanes
+        if a is not None and b is not None:
+            m = min(a.left, b.left)
+            update_pair(a.h, a.buf[a.off : a.off + m], b.h, b.buf[b.off : b.off + m])
+            a.off += m
+            b.off += m
+        elif a is not None or b is not None:
+            one = a if a is not None else b
+            assert one is not None
+            one.h.update(one.buf[one.off :])
+            one.off = len(one.buf)
+        else:
+            return
+        for i in (0, 1):
+            lane_i = lanes[i]
+            if lane_i is not None and lane_i.left == 0 and not lane_i.advance(done):
+                lanes[i] = None
 
 
 def digest_planes(planes: Sequence[PlaneBuf | None]) -> bytes:

@@ -78,3 +78,18 @@ class Fnv128:
 
     def hexdigest(self) -> str:
         return self.digest().hex()
+
+
+def update_pair(x: Fnv128, a: bytes | bytearray | memoryview,
+                y: Fnv128, b: bytes | bytearray | memoryview) -> None:
+    """``x.update(a); y.update(b)`` for buffers of equal length, the two
+    streams interleaved in one C loop (about twice the bytes per cycle of
+    one stream, whose xor-multiply chain is latency-bound)."""
+    if len(a) != len(b):
+        raise ValueError("update_pair needs buffers of the same length")
+    if _compiled is None or len(a) < 64:
+        x.update(a)
+        y.update(b)
+        return
+    sa, sb = _compiled.fnv1a128_update2(x._h.to_bytes(16, "big"), a, y._h.to_bytes(16, "big"), b)
+    x._h, y._h = int.from_bytes(sa, "big"), int.from_bytes(sb, "big")

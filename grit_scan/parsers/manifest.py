@@ -23,7 +23,7 @@ from ..artifact import Artifact, Format, IssueCode, QTensor, ReadError, Source
 from ..codec import base32
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError, GritValueError
-from ..codec.fingerprint import digest_stream, gid
+from ..codec.fingerprint import gid
 from .configs import read_json
 from .index import escapes
 
@@ -151,8 +151,10 @@ def manifest_document(artifacts: Sequence[Artifact], base: str, deep: bool) -> d
             from .planes import open_planes  # numpy: with --deep only
 
             with open_planes(a) as planes:
-                for q in described:
-                    digests[q.name] = digest_stream(planes.stored_planes(q)).hex()
+                for q, got in zip(described, planes.digests(described)):
+                    if isinstance(got, Exception):
+                        raise got
+                    digests[q.name] = got.hex()
         for q in described:
             assert q.desc is not None and q.grade is not None
             ent: dict[str, Any] = {"desc": q.desc.hex(), "shape": list(q.shape),

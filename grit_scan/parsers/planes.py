@@ -5,16 +5,26 @@ truncated file cannot raise SIGBUS, and a multi-GB tensor never sits in
 memory).  A payload stored as one run (GGUF blocks, a GRIT payload) is split
 into its planes by the §7.3 sizes; a BLOCK_AOS payload is de-interleaved
 block by block.
+
+§6.5 digests are one FNV-1a stream per tensor, so a single digest is
+sequential; ``digests`` runs the digests of different tensors two at a time
+per thread (interleaved in one C loop) on a small shared pool of threads
+(the compiled FNV loop and pread both release the GIL), so that ``--deep``
+on one large file uses every core, and each core fully (issue 15).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 
 import numpy as np
 
 from ..artifact import Artifact, PlaneRef, QTensor, ReadError
+from ..codec.fingerprint import DigestJob, DigestResult, digest_lanes
 from ..codec.layout import geometry, stored_sizes
 from ..codec.planes import BLOCK_AOS_ORDER
 from . import budgets
@@ -24,23 +34,102 @@ from .interface import ByteSource
 CHUNK = 1 << 20
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+# Digest threads, shared by every file of a scan (``--jobs`` files in
+# parallel submit here too), so that at most this many digests run at once
+# and each holds one chunk: memory stays a few MiB whatever the file count.
+DIGEST_THREADS = _cores()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _digest_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(DIGEST_THREADS, thread_name_prefix="grit-digest")
+        return _pool
+
+
+def _forget_pool() -> None:
+    # a forked child (process sweeps) inherits the executor but not its threads
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+# A tensor's digest, or the error that stopped it (raised again by the caller
+# where it would have read the bytes, so per-tensor handling is unchanged).
+Digest = DigestResult
+
+
 class SourcePlanes:
     """A ``PlaneReader`` over one open ``ByteSource``, opening the other shards
-    of the same model (``PlaneRef.file``) when a plane lives there."""
+    of the same model (``PlaneRef.file``) when a plane lives there.
+
+    ``threads``: the sources may be read from several threads at once (local
+    files: pread at explicit offsets); remote sources are read in turn."""
 
     def __init__(self, source: ByteSource,
-                 opener: Callable[[str], ByteSource] | None = None) -> None:
+                 opener: Callable[[str], ByteSource] | None = None,
+                 threads: bool = False) -> None:
         self.source = source
         self.opener = opener
+        self.threads = threads
         self.others: dict[str, ByteSource] = {}
+        self._lock = threading.Lock()
 
     def read(self, offset: int, n: int, file: str | None = None) -> bytes:
         if file is None or self.opener is None:
             return self.source.read_at(offset, n)
-        src = self.others.get(file)
-        if src is None:
-            src = self.others[file] = self.opener(file)
+        with self._lock:  # one open per shard, whichever digest thread asks first
+            src = self.others.get(file)
+            if src is None:
+                src = self.others[file] = self.opener(file)
         return src.read_at(offset, n)
+
+    def digests(self, qs: Sequence[QTensor]) -> list[Digest]:
+        """§6.5 digest of each tensor's stored planes, in the order of ``qs``.
+
+        Each worker digests two tensors at a time, interleaved
+        (fingerprint.digest_lanes); with ``threads``, up to DIGEST_THREADS
+        workers run on the shared pool.  A tensor whose bytes cannot be
+        streamed (a short read, a bad layout, a ReadError) gets its error in
+        its slot, as the sequential path would meet it.  Every digest has
+        finished when this returns, so the caller may close the sources."""
+        out: list[Digest] = [b""] * len(qs)
+        todo = iter(range(len(qs)))
+        lock = threading.Lock()
+
+        def next_job() -> DigestJob | None:
+            with lock:
+                i = next(todo, None)
+            if i is None:
+                return None
+            q = qs[i]
+            return i, lambda: self.stored_planes(q)
+
+        def done(i: int, res: Digest) -> None:
+            out[i] = res
+
+        workers = min(DIGEST_THREADS, (len(qs) + 1) // 2) if self.threads else 1
+        if workers <= 1:
+            digest_lanes(next_job, done)
+            return out
+        pool = _digest_pool()
+        futures = [pool.submit(digest_lanes, next_job, done) for _ in range(workers)]
+        wait(futures)  # never leave a read running, even when one worker failed
+        for fut in futures:
+            fut.result()
+        return out
 
     def close(self) -> None:
         for src in self.others.values():
@@ -126,7 +215,7 @@ def open_planes(art: Artifact) -> Iterator[SourcePlanes]:
     with SafeFile(art.abs_path) as f:
         _check_deep_source(art, f)
         limit = budgets.DEEP_READ_FACTOR.value * sum(art.tensors_nbytes()) + (64 << 20)
-        planes = SourcePlanes(_Bounded(f, limit), SafeFile)
+        planes = SourcePlanes(_Bounded(f, limit), SafeFile, threads=True)
         try:
             yield planes
         finally:
@@ -152,15 +241,18 @@ def _check_deep_source(art: Artifact, f: SafeFile) -> None:
 
 class _Bounded:
     """A ByteSource that refuses to hand out more than ``limit`` bytes in all
-    (budgets.DEEP_READ_FACTOR)."""
+    (budgets.DEEP_READ_FACTOR), whichever digest threads ask."""
 
     def __init__(self, source: SafeFile, limit: int) -> None:
         self.source, self.limit, self.read_total = source, limit, 0
         self.name, self.size = source.name, source.size
+        self._lock = threading.Lock()
 
     def read_at(self, offset: int, n: int) -> bytes:
-        self.read_total += n
-        if self.read_total > self.limit:
+        with self._lock:
+            self.read_total += n
+            over = self.read_total > self.limit
+        if over:
             raise ReadError(budgets.DEEP_READ_FACTOR.exceeded("bytes read by --deep",
                                                               self.read_total))
         return self.source.read_at(offset, n)

@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ...artifact import Artifact, PlaneReader, QTensor, nbytes_map
+from ...artifact import Artifact, PlaneReader, QTensor, ReadError, nbytes_map
 from ...codec.check import sparse_order_violation
 from ...codec.descriptor import Descriptor
 from ...codec.errors import GritError
@@ -98,9 +98,25 @@ _GGML_TYPE = {"ggml:MXFP4": 39, "ggml:Q8_0": 8, "ggml:Q4_K": 12}
 def check_deep(art: Artifact, planes: PlaneReader) -> list[Finding]:
     out: list[Finding] = []
     nbytes = nbytes_map(art.tensors)
+    ready: list[tuple[QTensor, Mapping[int, Grade]]] = []
     for q in art.quantized:
         try:
-            out.extend(deep_tensor(planes, art, q, nbytes))
+            grades = _deep_ready(art, q, nbytes)
+        except (GritError, ValueError) as exc:
+            if isinstance(exc, OSError):
+                raise
+            continue  # the structural rules already report what is wrong
+        if grades is not None:
+            ready.append((q, grades))
+    # The digests (almost all of --deep's time) first, several tensors at a
+    # time: each §6.5 digest is its own sequential stream (issue 15).
+    wanted = [q for q, _ in ready if q.expected_digest is not None]
+    digests = dict(zip(map(id, wanted), planes.digests(wanted)))
+    for q, grades in ready:
+        try:
+            out.extend(deep_tensor(planes, art, q, grades, digests.get(id(q))))
+        except ReadError:
+            raise  # an I/O error or a read budget: the file's finding (registry._deep)
         except (GritError, ValueError) as exc:
             if isinstance(exc, OSError):
                 raise
@@ -159,20 +175,30 @@ def _sample(planes: PlaneReader, q: QTensor) -> tuple[list[int], list[int], byte
     return rows, [len(rows), g.inner], b"".join(planes_out)
 
 
-def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor,
-                nbytes: dict[str, int]) -> list[Finding]:
-    """Level 2 and 3 for one tensor whose structure already checked out."""
-    out: list[Finding] = []
+def _deep_ready(art: Artifact, q: QTensor, nbytes: dict[str, int]) -> Mapping[int, Grade] | None:
+    """The grades to decode ``q`` with, or None when --deep leaves it alone
+    (no descriptor, not judged, a structural finding, an unknown grade)."""
     d = q.desc
     if d is None or not judged(q):
-        return out
+        return None
     if check_tensor(art, q, nbytes):
-        return out  # a structural finding already explains this tensor's bytes
+        return None  # a structural finding already explains this tensor's bytes
     grades = registry([q.grade] if q.grade is not None else [])
-    if d.grade_id not in grades:
-        return out
+    return grades if d.grade_id in grades else None
+
+
+def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor, grades: Mapping[int, Grade],
+                digest: bytes | GritError | ValueError | None = None) -> list[Finding]:
+    """Level 2 and 3 for one tensor whose structure already checked out
+    (``_deep_ready``); ``digest`` is its §6.5 digest when already computed
+    (or the error that stopped it), else it is computed here."""
+    out: list[Finding] = []
+    d = q.desc
+    assert d is not None
     if q.expected_digest is not None:
-        got = digest_of(planes, q)
+        got = digest_of(planes, q) if digest is None else digest
+        if isinstance(got, Exception):
+            raise got
         if got != q.expected_digest:
             out.append(DIGEST_MISMATCH.finding(
                 art.path, f"{q.name}: plane digest {got.hex()} differs from the recorded "
