@@ -640,14 +640,18 @@ def _(d): return st_json(d, "a.safetensors", {
     "p": t("U8", [1], [0, 1])}, b"a")
 
 
-@case("i16_regex_nested_quantifier", budget="pattern_chars")
-def _(d):
+def _ignore_pattern_case(d: str, pattern: str) -> str:
+    """A config whose ignore list holds ``pattern`` beside a checkpoint with
+    a 40-character module name (what a backtracking pattern would chew on)."""
     with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"quantization_config": {"quant_method": "fp8",
-                                           "ignore": ["re:(a+)+b"]}}, f)
+        json.dump({"quantization_config": {"quant_method": "fp8", "ignore": [pattern]}}, f)
     write_safetensors(os.path.join(d, "m.safetensors"),
                       {"a" * 40 + ".weight": Raw("F32", [4], bytes(16))})
     return "config.json"
+
+
+@case("i16_regex_nested_quantifier", budget="pattern_chars")
+def _(d): return _ignore_pattern_case(d, "re:(a+)+b")
 
 
 @case("i16_gguf_150k_tensors", budget="tensors_per_file")
@@ -719,13 +723,7 @@ def _(d):
 
 
 @case("i16_regex_open_repeats", budget="pattern_open_repeats")
-def _(d):
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump({"quantization_config": {"quant_method": "fp8",
-                                           "ignore": ["re:.*a.*a.*a.*a.*b"]}}, f)
-    write_safetensors(os.path.join(d, "m.safetensors"),
-                      {"a" * 40 + ".weight": Raw("F32", [4], bytes(16))})
-    return "config.json"
+def _(d): return _ignore_pattern_case(d, "re:.*a.*a.*a.*a.*b")
 
 
 @case("i16_grit_table_150k_entries", budget="tensors_per_file")
