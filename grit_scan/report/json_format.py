@@ -12,7 +12,7 @@ from ..codec.base32 import encode as b32
 from ..codec.descriptor import Descriptor
 from ..codec.fingerprint import gid
 from ..codec.grade import Grade
-from ..rules.finding import Severity
+from ..rules.finding import Finding, Severity
 from ..rules.support import declared_mix
 from .json_text import Lazy
 from .report import Report
@@ -102,7 +102,8 @@ def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
         },
         "next_step": next_step(report),
         "artifacts": [artifact_summary(a, lazy) for a in ckpt],
-        "findings": [f.to_json() for f in report.findings],
+        "findings": (Lazy(report.findings, Finding.to_json) if lazy
+                     else [f.to_json() for f in report.findings]),
         "skipped": report.skipped,
         "messages": report.messages,
     }
