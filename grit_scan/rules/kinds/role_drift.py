@@ -44,6 +44,21 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     return role_drift(scan.artifacts)
 
 
+class _Seen:
+    """One identity within a role family: how many tensors, the file of the
+    first, and the first five names."""
+
+    __slots__ = ("count", "first", "names")
+
+    def __init__(self, a: Artifact, q: QTensor) -> None:
+        self.count, self.first, self.names = 1, a, [q.name]
+
+    def add(self, q: QTensor) -> None:
+        self.count += 1
+        if len(self.names) < 5:
+            self.names.append(q.name)
+
+
 def role_drift(arts: Sequence[Artifact]) -> list[Finding]:
     """Per checkpoint: a family with more than one grade."""
     by_group: dict[str, list[Artifact]] = defaultdict(list)
@@ -52,22 +67,29 @@ def role_drift(arts: Sequence[Artifact]) -> list[Finding]:
             by_group[checkpoint_key(a)].append(a)
     out = []
     for group, members in sorted(by_group.items()):
-        fam: dict[tuple[str, str], dict[str, list[tuple[Artifact, QTensor]]]] = defaultdict(
-            lambda: defaultdict(list))
+        # (format, family) -> identity -> what the finding needs: the count, the
+        # first file and up to five names (not a record per tensor: issue 15)
+        fam: dict[tuple[str, str], dict[str, _Seen]] = {}
         for a in members:
             if declared_mix(a):
                 continue
+            fmt = a.format.value
             for q in a.quantized:
                 if q.desc is None and q.convention is None:
                     continue
-                fam[(a.format.value, family(q.role))][identity(q)].append((a, q))
+                ids = fam.setdefault((fmt, family(q.role)), {})
+                seen = ids.get(ident := identity(q))
+                if seen is None:
+                    ids[ident] = _Seen(a, q)
+                else:
+                    seen.add(q)
         for (_fmt, f), ids in sorted(fam.items()):
             if len(ids) < 2:
                 continue
-            counts = {k: len(v) for k, v in ids.items()}
-            first = sorted(ids.items(), key=lambda kv: -len(kv[1]))
-            path = first[0][1][0][0].path
-            examples = {k: [q.name for _, q in v[:5]] for k, v in ids.items()}
+            counts = {k: v.count for k, v in ids.items()}
+            first = sorted(ids.items(), key=lambda kv: -kv[1].count)
+            path = first[0][1].first.path
+            examples = {k: v.names for k, v in ids.items()}
             msg = (f"role {f} carries {len(ids)} grades in one checkpoint: "
                    + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items(),
                                                               key=lambda kv: -kv[1]))
