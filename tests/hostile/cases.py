@@ -617,25 +617,25 @@ def _(d):
     return "config.json"
 
 
+def _missing_shards_index(d: str, n: int) -> str:
+    """An index mapping tensor i to shard i, none of the n shards present."""
+    wm = {f"t{i}": f"s{i}.safetensors" for i in range(n)}
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"weight_map": wm}, f)
+    return "model.safetensors.index.json"
+
+
+# resources only: 20k can end within the 20 s guard even on the base commit's
+# O(N^2) check; test_defects.py's scaling test is the defect's
 @case("i16_index_20k_missing_shards", kinds=("missing_shard",))
-def _(d):
-    # resources only: 20k can end within the 20 s guard even on the base
-    # commit's O(N^2) check; test_defects.py's scaling test is the defect's
-    wm = {f"t{i}": f"s{i}.safetensors" for i in range(20_000)}
-    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
-        json.dump({"weight_map": wm}, f)
-    return "model.safetensors.index.json"
+def _(d): return _missing_shards_index(d, 20_000)
 
 
+# the issue's own input (a 1.5 MB index, 50k missing shards): its report is
+# 21.6 MB of findings, written as it is built, so it stays in the resident
+# bound (236 MB at 12fd0a1, when the whole document was built first)
 @case("i16_index_50k_missing_shards", kinds=("missing_shard",))
-def _(d):
-    # the issue's own input (a 1.5 MB index, 50k missing shards): its report is
-    # 21.6 MB of findings, written as it is built, so it stays in the resident
-    # bound (236 MB at 12fd0a1, when the whole document was built first)
-    wm = {f"t{i}": f"s{i}.safetensors" for i in range(50_000)}
-    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
-        json.dump({"weight_map": wm}, f)
-    return "model.safetensors.index.json"
+def _(d): return _missing_shards_index(d, 50_000)
 
 
 @case("i16_shape_50k_extents", kinds=("size_mismatch",), budget="safetensors_rank")
