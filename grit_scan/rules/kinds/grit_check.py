@@ -113,14 +113,13 @@ def _on_descriptor(d: Descriptor, shape: tuple[int, ...], grade: Grade | None) -
     """grit_check steps 1-3 and the size equations on the descriptor alone
     (no bytes): a pure function of (descriptor, shape, grade), memoised since
     a checkpoint's tensors share a handful of them (issue 15)."""
-    grades = registry([grade] if grade is not None else [])
-    return grit_check(d, list(shape), [-1, -1, -1, -1], 1, grades=grades)
+    return grit_check(d, list(shape), [-1, -1, -1, -1], 1, grades=_grades(grade))
 
 
-def _grades(q: QTensor) -> dict[int, Grade]:
-    """The grades map grit_check resolves grade ids in: built only when a size
-    differs (issue 15: not once per tensor)."""
-    return registry([q.grade] if q.grade is not None else [])
+def _grades(grade: Grade | None) -> dict[int, Grade]:
+    """The grades map grit_check resolves grade ids in: the registered grades
+    and the tensor's own (built only when needed, not once per tensor)."""
+    return registry([grade] if grade is not None else [])
 
 
 def _where(q: QTensor) -> str:
@@ -160,7 +159,7 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
         declared_short = any(p is not None and p.length < declared_bytes.get(p.tensor or "", 0)
                              for p in q.planes)
         if is_canonical(d):
-            res = grit_check(d, shape, actual, 1, grades=_grades(q))
+            res = grit_check(d, shape, actual, 1, grades=_grades(q.grade))
             return _size_finding(art, q, res, declared_short)
         return [_plain_size(art, q, sum(actual), sum(sizes), sizes, declared_short)]
     if q.payload is not None:
@@ -170,7 +169,7 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
             return []
         if is_canonical(d) and not aos:
             parts = split_payload(memoryview(bytes(total)), sizes)
-            res = grit_check(d, shape, [len(p) for p in parts], 1, grades=_grades(q))
+            res = grit_check(d, shape, [len(p) for p in parts], 1, grades=_grades(q.grade))
             return _size_finding(art, q, res, short, payload=(total, sum(sizes)))
         return [_plain_size(art, q, total, sum(sizes), sizes, short)]
     return []
