@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from ..artifact import Artifact, Format, Issue, IssueCode, ReadError, ScanInput
@@ -279,6 +279,17 @@ def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
         return art
 
 
+def _read_index(path: str, disp: str, group: str, names: Collection[str],
+                by_name: Mapping[str, Artifact]) -> Artifact:
+    """Read an index and check it against the shards already read; its own
+    function, so that the parsed JSON is freed on return (index.read_parsed)."""
+    art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
+    obj = configs.read_json(path, art)
+    if obj is not None:
+        index.read_parsed(obj, art, names, by_name)
+    return art
+
+
 def _read_dir(d: _Dir, scan: ScanInput, group: str,
               tick: Callable[[], None] | None = None,
               inside: Callable[[str], bool] | None = None) -> None:
@@ -294,16 +305,9 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         by_name[os.path.basename(disp)] = art
     index_shards: list[list[str]] = []
     for path, disp in d.indexes:
-        art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
-        obj = configs.read_json(path, art)
-        if obj is not None:
-            wm = index.parse_index(obj, art)
-            if wm is not None:
-                exists = {s: s in d.names for s in set(wm.values())}
-                shards = {s: by_name[s] for s in set(wm.values()) if s in by_name}
-                index.check_index(art, wm, shards, exists)
-                art.metadata["shards"] = sorted(set(wm.values()))
-                index_shards.append(art.metadata["shards"])
+        art = _read_index(path, disp, group, d.names, by_name)
+        if "shards" in art.metadata:
+            index_shards.append(art.metadata["shards"])
         scan.artifacts.append(art)
     # the directory's files as the models they make up (conventions across
     # shards, GGUF splits, cache repositories)

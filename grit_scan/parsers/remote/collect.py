@@ -152,12 +152,9 @@ class _Reading:
             art = Artifact(path=disp, abs_path=disp, format=Format.INDEX, group=group)
             obj = self.json(rel, art)
             if obj is not None:
-                wm = index.parse_index(obj, art)
-                if wm is not None:
-                    exists = {s: s in names for s in set(wm.values())}
-                    shards = {s: by_name[s] for s in set(wm.values()) if s in by_name}
-                    index.check_index(art, wm, shards, exists)
-                    art.metadata["shards"] = sorted(set(wm.values()))
+                index.read_parsed(obj, art, names, by_name)
+                obj = None  # freed before the model is assembled (index.read_parsed)
+                if "shards" in art.metadata:
                     index_shards.append(art.metadata["shards"])
             self.scan.artifacts.append(art)
         # the same model-level reading as a local directory
