@@ -121,14 +121,22 @@ class TensorTable(Sequence[StoredTensor]):
         self._by_name: dict[str, StoredTensor] | None = None
 
     def shapes(self) -> list[tuple[int, ...]]:
+        """Each tensor's shape; equal shapes are one tuple (a checkpoint
+        repeats a handful of shapes for every layer: issue 15, memory)."""
         it = iter(self.dims)
-        return [tuple(islice(it, r)) for r in self.ranks]
+        shapes = [tuple(islice(it, r)) for r in self.ranks]
+        same: dict[tuple[int, ...], tuple[int, ...]] = {}
+        return list(map(same.setdefault, shapes, shapes))
+
+    def iter_rows(self) -> Iterator[StoredTensor]:
+        """The records, built as they are iterated (and not kept)."""
+        cols = zip(self.names, self.dtypes, self.shapes(), self.offsets,
+                   self.nbytes, self.available)
+        return map(tuple.__new__, repeat(StoredTensor), cols)
 
     def rows(self) -> list[StoredTensor]:
         if self._rows is None:
-            cols = zip(self.names, self.dtypes, self.shapes(), self.offsets,
-                       self.nbytes, self.available)
-            self._rows = list(map(tuple.__new__, repeat(StoredTensor), cols))
+            self._rows = list(self.iter_rows())
         return self._rows
 
     def by_name(self) -> dict[str, StoredTensor]:

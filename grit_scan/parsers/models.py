@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from itertools import compress
+from operator import not_
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, StoredTensor, TensorTable
 from ..names import Declared
@@ -98,33 +100,85 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
     goes to the shard holding its data, issues to the shard they name."""
     if not members:
         return
+    if (not any(a.claimed for a in members) and all(map(_only_floats, members))
+            and _disjoint(members)):
+        # nothing here can be quantised (no convention uses only float
+        # dtypes): counted from the dtype columns, no records built
+        for a in members:
+            _add_counts(a, Counter(a.tensors.dtypes) if isinstance(a.tensors, TensorTable)
+                        else Counter(t.dtype for t in a.tensors))
+        return
     if len(members) == 1:
         a = members[0]
         a.quantized.extend(conventions.infer(a, _tensors(a), a.claimed, declared, role))
         return
     merged: dict[str, StoredTensor] = {}
-    owner: dict[str, Artifact] = {}
+    path_of: dict[str, str] = {}  # tensor -> the abs_path of the shard holding it
+    by_path = {a.abs_path: a for a in members}
     used: set[str] = set()
+    overlap = False
     for a in members:
         used |= a.claimed
-        for name, t in _tensors(a).items():
+        if isinstance(a.tensors, TensorTable) and merged.keys().isdisjoint(a.tensors.names):
+            # the usual case, at C speed, with no per-shard map built (issue 15)
+            merged.update(zip(a.tensors.names, a.tensors.iter_rows()))
+            path_of.update(dict.fromkeys(a.tensors.names, a.abs_path))
+            continue
+        tensors = _tensors(a)
+        if merged.keys().isdisjoint(tensors):
+            merged.update(tensors)
+            path_of.update(dict.fromkeys(tensors, a.abs_path))
+            continue
+        overlap = True
+        for name, t in tensors.items():
             if name not in merged:  # a duplicate is the index rule's business
                 merged[name] = t
-                owner[name] = a
+                path_of[name] = a.abs_path
     sink = Artifact(path=members[0].path, abs_path="", format=Format.SAFETENSORS)
-    qs = conventions.infer(sink, merged, used, declared, role,
-                           lambda name: owner[name].abs_path if name in owner else None)
+    qs = conventions.infer(sink, merged, used, declared, role, path_of.get)
     for q in qs:
-        home = owner.get(_data_tensor(q), members[0])
+        home = by_path[path_of.get(_data_tensor(q), members[0].abs_path)]
         _localise(q, home.abs_path)
         home.quantized.append(q)
     for iss in sink.issues:
-        _owner_of(iss, owner, members[0]).issues.append(iss)
-    if sink.unquantized:
+        _owner_of(iss, path_of, by_path, members[0]).issues.append(iss)
+    if not sink.unquantized:
+        return
+    if overlap:
         for name, t in merged.items():
             if name not in used:
-                a = owner[name]
+                a = by_path[path_of[name]]
                 a.unquantized[t.dtype] = a.unquantized.get(t.dtype, 0) + 1
+        return
+    for a in members:  # no name in two shards: each shard's own columns
+        names = a.tensor_names()
+        dtypes = (a.tensors.dtypes if isinstance(a.tensors, TensorTable)
+                  else [t.dtype for t in a.tensors])
+        _add_counts(a, Counter(compress(dtypes, map(not_, map(used.__contains__, names)))))
+
+
+def _only_floats(a: Artifact) -> bool:
+    dtypes = (a.tensors.dtypes if isinstance(a.tensors, TensorTable)
+              else [t.dtype for t in a.tensors])
+    return set(dtypes) <= conventions.UNQUANTISED
+
+
+def _disjoint(members: Sequence[Artifact]) -> bool:
+    """No tensor name in two shards (a duplicate counts for its first shard only)."""
+    if len(members) == 1:
+        return True
+    seen: set[str] = set()
+    for a in members:
+        names = a.tensor_names()
+        if not seen.isdisjoint(names):
+            return False
+        seen.update(names)
+    return True
+
+
+def _add_counts(a: Artifact, counts: Mapping[str, int]) -> None:
+    for dt, n in counts.items():
+        a.unquantized[dt] = a.unquantized.get(dt, 0) + n
 
 
 def _tensors(a: Artifact) -> Mapping[str, StoredTensor]:
@@ -148,14 +202,15 @@ def _localise(q: QTensor, home: str) -> None:
             ref.file = None
 
 
-def _owner_of(iss: Issue, owner: Mapping[str, Artifact], default: Artifact) -> Artifact:
+def _owner_of(iss: Issue, path_of: Mapping[str, str], by_path: Mapping[str, Artifact],
+              default: Artifact) -> Artifact:
     if iss.tensor is None:
         return default
-    hit = owner.get(iss.tensor)
+    hit = path_of.get(iss.tensor)
     if hit is not None:
-        return hit
+        return by_path[hit]
     prefix = iss.tensor + "."
-    return next((a for n, a in owner.items() if n.startswith(prefix)), default)
+    return next((by_path[p] for n, p in path_of.items() if n.startswith(prefix)), default)
 
 
 def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:

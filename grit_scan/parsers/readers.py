@@ -13,11 +13,20 @@ import functools
 import re
 import struct
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from operator import itemgetter
 from typing import Any, TypeVar
 
-from ..artifact import Artifact, Format, IssueCode, PlaneRef, QTensor, ReadError, Source
+from ..artifact import (
+    Artifact,
+    Format,
+    IssueCode,
+    PlaneRef,
+    QTensor,
+    ReadError,
+    Source,
+    StoredTensor,
+)
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import registry
@@ -149,7 +158,9 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
             for dt, n in Counter(table.dtypes).items():
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
             return art
-        tensors = table.by_name()
+        if "__grit__" not in hdr.metadata and not ctx.infer:
+            return art  # a model's shard: records are built when the model is (models.py)
+        tensors: Mapping[str, StoredTensor] = table.by_name()
     else:
         tensors = hdr.tensors
         art.tensors = sorted(tensors.values(), key=itemgetter(0))  # by name

@@ -39,6 +39,9 @@ DTYPE_BITS: dict[str, int] = {
     "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
 }
 UNQUANTISED_FLOATS = {"F32", "F16", "BF16", "F64"}
+# each dtype name as one shared string: json.loads builds a new string for
+# every value, and a table keeps a dtype per tensor (issue 15: memory)
+_DTYPE_NAME: dict[str, str] = {k: k for k in DTYPE_BITS}
 
 
 class ParseError(GritError):
@@ -167,7 +170,7 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         # itemgetter raises TypeError on anything but a mapping, KeyError on
         # a missing field: both send the header to the per-entry path
         vals = list(obj.values())
-        dtypes = list(map(_DTYPE, vals))
+        dtypes = list(map(_DTYPE_NAME.__getitem__, map(_DTYPE, vals)))
         shapes = list(map(_SHAPE, vals))
         offs = list(map(_OFFSETS, vals))
         widths = list(map(DTYPE_BITS.__getitem__, dtypes))
