@@ -10,11 +10,13 @@ and their planes; conventions GRIT v1 cannot express are reported with the
 from __future__ import annotations
 
 import functools
+import sys
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import compress
 from math import prod
-from operator import itemgetter
+from operator import itemgetter, not_
 
 from ..artifact import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
@@ -47,7 +49,7 @@ class Ctx:
     def add(self, q: QTensor, *names: str) -> None:
         q.declared = self.declared
         self.out.append(q)
-        self.used.update(n for n in names if n)
+        self.used.update(filter(None, names))
 
 
 def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
@@ -65,21 +67,28 @@ def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
             for dt, n in counts.items():
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
             return []
+    names = list(compress(tensors, map(not_, map(used.__contains__, tensors)))
+                 ) if used else list(tensors)
     modules: dict[str, dict[str, str]] = {}
-    for name in tensors:
-        if name in used:
-            continue
-        mod, suf = split_name(name)
-        modules.setdefault(mod, {})[suf] = name
+    for name, (mod, suf) in zip(names, map(split_name, names)):
+        got = modules.get(mod)
+        if got is None:
+            modules[mod] = {suf: name}
+        else:
+            got[suf] = name
     ctx = Ctx(art, tensors, declared, role, [], used, file_of)
     for mod in sorted(modules):
         _module(ctx, mod, modules[mod])
-    for name, st in tensors.items():
-        if name not in used:
-            art.unquantized[st.dtype] = art.unquantized.get(st.dtype, 0) + 1
+    # what no convention consumed, in the order the tensors are listed
+    rest = list(compress(tensors.values(), map(not_, map(used.__contains__, tensors))))
+    counts = Counter(map(itemgetter(1), rest))  # dtype of each
+    for dt, n in counts.items():
+        art.unquantized[dt] = art.unquantized.get(dt, 0) + n
+    if not FP8.isdisjoint(counts):
+        for st in rest:
             if st.dtype in FP8:
-                art.issue(IssueCode.NOTE, f"{st.dtype} tensor {name!r} has no scale tensor "
-                          "beside it; its quantisation is not described", tensor=name)
+                art.issue(IssueCode.NOTE, f"{st.dtype} tensor {st.name!r} has no scale tensor "
+                          "beside it; its quantisation is not described", tensor=st.name)
     return ctx.out
 
 
@@ -137,10 +146,31 @@ def _q(ctx: Ctx, mod: str, name: str, shape: tuple[int, ...], grade: Grade | Non
     d = None
     if grade is not None:
         ga = group_axis % len(shape) if shape else 0
-        d = desc_mod.from_grade(grade, group_axis=ga, **placements)
+        d = desc_mod.from_grade(grade, ga, **placements) if placements else _desc(grade, ga)
     return QTensor(name=name, role=ctx.role(mod), shape=shape,
                    source=Source.INFERRED if grade is not None else Source.NONE,
                    desc=d, grade=grade, convention=convention)
+
+
+_SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def _same(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """One tuple per distinct shape: a checkpoint repeats a handful of shapes
+    for every layer (issue 15: memory per tensor).  Bounded."""
+    got = _SHAPES.get(shape)
+    if got is not None:
+        return got
+    if len(_SHAPES) < 4096:
+        _SHAPES[shape] = shape
+    return shape
+
+
+@functools.lru_cache(maxsize=1024)
+def _desc(grade: Grade, group_axis: int) -> desc_mod.Descriptor:
+    # positional and memoised here: lru_cache keys keyword arguments slowly,
+    # and a convention asks once per module (issue 15)
+    return desc_mod.from_grade(grade, group_axis)
 
 
 # ---- expressible ---------------------------------------------------------------
@@ -154,7 +184,7 @@ def _gpt_oss(ctx: Ctx, mod: str, blocks: str, scales: str) -> None:
                       f"of 16 bytes (32 E2M1 codes); this one is {list(b.shape)}",
                       tensor=mod, expected=16, actual=b.shape[-1] if b.shape else None)
         return
-    shape = tuple(b.shape[:-2]) + (b.shape[-2] * 32,)
+    shape = _same(tuple(b.shape[:-2]) + (b.shape[-2] * 32,))
     q = _q(ctx, mod, mod, shape, GRADE_MXFP4, "gpt-oss-mxfp4")
     q.planes = [ctx.ref(blocks), ctx.ref(scales), None, None]
     if tuple(b.shape[:-1]) != tuple(s.shape):
@@ -180,7 +210,7 @@ def _nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who: str
         ctx.art.issue(IssueCode.SIZE, f"{data}: NVFP4 data is [out, in/2]; got "
                       f"{list(d.shape)}", tensor=mod)
         return
-    shape = (d.shape[0], d.shape[1] * 2)
+    shape = _same((d.shape[0], d.shape[1] * 2))
     if who == "compressed-tensors" and glob is not None:
         q = _not(ctx, mod, mod + ".weight", shape, "compressed-tensors-nvfp4", "§8.1",
                  "compressed-tensors stores weight_global_scale as a DIVISOR: it decodes "
@@ -192,7 +222,9 @@ def _nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who: str
                  [data, scale, glob], would_be=str(GRADE_NVF4))
         q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob), None]
         return
-    q = _q(ctx, mod, mod + ".weight", shape, GRADE_NVF4, f"{who}-nvfp4")
+    # ModelOpt's data tensor is MODULE.weight: its name string serves (memory)
+    name = data if who == "modelopt" else mod + ".weight"
+    q = _q(ctx, mod, name, shape, GRADE_NVF4, sys.intern(f"{who}-nvfp4"))
     q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob) if glob else None, None]
     if glob is None:
         q.notes.append("the per-tensor global scale tensor is missing: decode would use a "
@@ -204,7 +236,7 @@ def _ct_mxfp4(ctx: Ctx, mod: str, packed: str, scale: str) -> None:
     d = ctx.tensors[packed]
     if len(d.shape) != 2:
         return
-    shape = (d.shape[0], d.shape[1] * 2)
+    shape = _same((d.shape[0], d.shape[1] * 2))
     q = _q(ctx, mod, mod + ".weight", shape, GRADE_MXFP4, "compressed-tensors-mxfp4")
     q.planes = [ctx.ref(packed), ctx.ref(scale), None, None]
     ctx.add(q, packed, scale)
@@ -273,8 +305,8 @@ def _fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str],
     if lay.name == "block-row" and not _block_fits(ctx, mod, w, sc, key, lay):
         return
     g = parse_grade(f"grit1(e={elem},k0={lay.k0},s0={sdt}{_dt_field(sdt)},esr=ratiomaxabs)")
-    conv = "fp8-block" if lay.name == "block-row" else f"fp8-{lay.name}"
-    q = _q(ctx, mod, w, (rows, cols), g, conv)
+    conv = "fp8-block" if lay.name == "block-row" else sys.intern(f"fp8-{lay.name}")
+    q = _q(ctx, mod, w, tuple(wt.shape), g, conv)
     q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
     if lay.name == "per-tensor":
         q.notes.append("a per-tensor scale is this per-channel grade with every row's scale "

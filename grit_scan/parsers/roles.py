@@ -54,22 +54,40 @@ def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str
             return None
         return got if isinstance(got, str) and got else None
 
+    # gguf's TensorNameMap.get_name(key) is mapping.get(key)[1]: read the
+    # dict directly where it is one (a 400k-tensor tree asks once per module)
+    table = getattr(tmap, "mapping", None)
+    if isinstance(table, dict):
+        get = table.get
+
+        def lookup_fast(base: str) -> str | None:
+            got = get(base)
+            name = got[1] if isinstance(got, tuple) and len(got) == 2 else None
+            return name if isinstance(name, str) and name else None
+    else:
+        lookup_fast = lookup
+
     # Every layer's names map through the same layer-0 name: memoised, so a
-    # 400k-tensor tree asks gguf's map once per distinct layer-0 name (issue 15).
-    lookup_zero = lru_cache(maxsize=4096)(lookup)
+    # 400k-tensor tree asks gguf's map once per distinct layer-0 name (issue
+    # 15), as (text before, text after) the layer number in the mapped name.
+    @lru_cache(maxsize=4096)
+    def around_zero(zeroed: str) -> tuple[str, str] | None:
+        hit = lookup_fast(zeroed)
+        if hit is None or ".0." not in f".{hit}.":
+            return None
+        parts = hit.split(".")
+        k = parts.index("0")
+        return ".".join(parts[:k] + [""]), ".".join([""] + parts[k + 1:])
 
     def mapped_name(base: str) -> str | None:
-        hit = lookup(base)
+        hit = lookup_fast(base)
         if hit is not None:
             return hit
         for m in _NUMBER.finditer(base):
-            layer = m.group()
-            hit = lookup_zero(base[: m.start()] + "0" + base[m.end():])
-            if hit is not None and ".0." in f".{hit}.":
-                # put the layer back into the first component that is "0"
-                parts = hit.split(".")
-                parts[parts.index("0")] = layer
-                return ".".join(parts)
+            got = around_zero(base[: m.start()] + "0" + base[m.end():])
+            if got is not None:
+                # the layer back in the first component that is "0"
+                return got[0] + m.group() + got[1]
         return None
 
     def role(module: str) -> str:
