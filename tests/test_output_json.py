@@ -128,7 +128,8 @@ def test_lazy_tensor_records_write_as_the_list_does():
     from grit_scan.report.formats import OutputFormat, render
     from grit_scan.report.json_text import Lazy
 
-    report = scan(["fixtures/sample", "fixtures/broken"])
+    report = scan(["fixtures/sample", "fixtures/broken", "fixtures/conventions",
+                   "fixtures/producers", "fixtures/conformance"])
     lazy = report.to_json(lazy=True)
     assert any(isinstance(a["tensors"], Lazy) and len(a["tensors"]) for a in lazy["artifacts"])
     buf = io.StringIO()

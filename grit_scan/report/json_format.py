@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from json.encoder import encode_basestring_ascii as _string
 from typing import Any
 
 from .._version import __version__
-from ..artifact import Artifact, Format, IssueCode, QTensor
+from ..artifact import Artifact, Format, IssueCode, QTensor, Source
 from ..codec.base32 import encode as b32
 from ..codec.descriptor import Descriptor
 from ..codec.fingerprint import gid
 from ..codec.grade import Grade
 from ..rules.finding import Finding, Severity
 from ..rules.support import declared_mix
-from .json_text import Lazy
+from .json_text import Lazy, fragment
 from .report import Report
 
 REPORT_VERSION = 1
@@ -45,6 +46,27 @@ def _tensor_json(q: QTensor) -> dict[str, Any]:
     }
 
 
+def _tensor_text(q: QTensor, nl: str) -> str:
+    """``_tensor_json(q)``'s text at indentation ``nl``: the name and role,
+    then the rest of the record, which is the same text for every tensor of
+    one (grade, descriptor, shape, source, convention, reason) and
+    memoised (issue 15: one record per quantised tensor)."""
+    inner = nl + "  "
+    return ("{" + inner + '"name": ' + _string(q.name) + "," + inner + '"role": '
+            + _string(q.role) + ","
+            + _tensor_tail(q.grade, q.desc, tuple(q.shape), q.source, q.convention, q.reason,
+                           nl)[1:])
+
+
+@functools.lru_cache(maxsize=4096)
+def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int, ...],
+                 source: Source, convention: str | None, reason: str | None, nl: str) -> str:
+    g, name, grade_id, gid_hex, g32, d = _identity_json(grade, desc, shape)
+    return fragment({"shape": list(shape), "grade": g, "grade_name": name,
+                     "grade_id": grade_id, "gid": gid_hex, "gid_base32": g32, "desc": d,
+                     "source": source.value, "convention": convention, "reason": reason}, nl)
+
+
 def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     grades: Counter[tuple[str, str | None, str]] = Counter()
     sources: Counter[str] = Counter()
@@ -66,7 +88,7 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
         "declared_mix": declared_mix(a),
         "metadata": md,
         "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
-        "tensors": (Lazy(a.quantized, _tensor_json) if lazy
+        "tensors": (Lazy(a.quantized, _tensor_json, _tensor_text) if lazy
                     else [_tensor_json(q) for q in a.quantized]),
     }
 

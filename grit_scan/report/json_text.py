@@ -55,10 +55,15 @@ class Lazy(Sequence[Any]):
     record (and its text) at once (issue 15: memory per stored tensor).
     Written as a JSON array; anything else sees a read-only sequence."""
 
-    __slots__ = ("items", "fn")
+    __slots__ = ("items", "fn", "text")
 
-    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
-        self.items, self.fn = items, fn
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any],
+                 text: Callable[[Any, str], str] | None = None) -> None:
+        # ``text(item, nl)``, when given, is the JSON text of ``fn(item)``
+        # starting on a line indented as ``nl`` (a newline and spaces), which
+        # the writer uses instead of walking ``fn(item)``; it must be byte
+        # for byte that walk's text (tests/test_output_json.py)
+        self.items, self.fn, self.text = items, fn, text
 
     def __len__(self) -> int:
         return len(self.items)
@@ -100,8 +105,16 @@ def dump(doc: Any, stream: TextIO, default: Callable[[Any], Any] = str,
     stream.write("".join(out))
 
 
+def fragment(doc: Any, nl: str, default: Callable[[Any], Any] = str) -> str:
+    """``doc``'s text as it is written inside a document on a line indented
+    as ``nl`` (a newline and the indentation)."""
+    out: list[str] = []
+    _walk(doc, default, out.append, lambda: None, nl)
+    return "".join(out)
+
+
 def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
-          flush: Callable[[], None]) -> None:
+          flush: Callable[[], None], start: str = "\n") -> None:
     """Append ``doc``'s text piece by piece; ``flush`` after each container
     item lets ``dump`` write what has accumulated."""
 
@@ -128,6 +141,15 @@ def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
             sep = "," + inner
             app("[")
             lead = inner
+            if type(o) is Lazy and o.text is not None:
+                text = o.text
+                for v in o.items:
+                    app(lead)
+                    lead = sep
+                    app(text(v, inner))
+                    flush()
+                app(nl + "]")
+                return
             for v in o:
                 app(lead)
                 lead = sep
@@ -164,4 +186,4 @@ def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
         else:
             enc(default(o), nl)
 
-    enc(doc, "\n")
+    enc(doc, start)
