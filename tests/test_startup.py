@@ -91,6 +91,31 @@ def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
         assert "grit_scan.codec.explain" not in mods  # nothing to compare in one file
 
 
+def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
+    """gguf's tensor-name map serves the roles of quantised tensors only: a
+    float model whose config.json names an architecture never loads it, a
+    quantised one does (and maps its roles through it)."""
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps(
+        {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}))
+    write_safetensors(tmp_path / "model.safetensors",
+                      {"model.layers.0.mlp.down_proj.weight": Raw("BF16", [4, 4], bytes(32))})
+    code, out, err, mods = imported(["scan", "--json", "."], tmp_path)
+    assert code == 0 and '"findings": []' in out, err
+    assert "gguf" not in {m.split(".")[0] for m in mods}
+    # the same module as ModelOpt NVFP4: now a role is asked for
+    (tmp_path / "model.safetensors").unlink()
+    m = "model.layers.0.mlp.down_proj"
+    write_safetensors(tmp_path / "model.safetensors", {
+        m + ".weight": Raw("U8", [4, 16], bytes(64)),
+        m + ".weight_scale": Raw("F8_E4M3", [4, 2], bytes(8)),
+        m + ".weight_scale_2": Raw("F32", [1], bytes(4))})
+    code, out, err, mods = imported(["scan", "--json", "."], tmp_path)
+    assert '"role": "blk.0.ffn_down.weight"' in out, err
+    assert "gguf" in {m.split(".")[0] for m in mods}
+
+
 # --- the shortcuts give what they replace ---------------------------------
 
 def test_values_that_skip_pydantic_are_what_typer_returns():

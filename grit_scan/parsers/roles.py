@@ -43,11 +43,34 @@ def _name_map(arch_name: str, n_layers: int = budgets.NAME_MAP_LAYERS.value) -> 
 
 def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str], str]:
     """A module/tensor name -> role mapper for one checkpoint (``n_layers``
-    is accepted for callers but never sizes the map)."""
-    tmap = _name_map(model_type) if model_type else None
+    is accepted for callers but never sizes the map).  gguf's map is built
+    when the first name is mapped: a model with nothing quantised never
+    asks, and never imports gguf (issue 15)."""
+    mapper: list[Callable[[str], str | None] | None] = []
+
+    def role(module: str) -> str:
+        base = module
+        for suf in (".weight", ".bias"):
+            if base.endswith(suf):
+                base = base[: -len(suf)]
+        if not mapper:
+            tmap = _name_map(model_type) if model_type else None
+            mapper.append(_mapper(tmap) if tmap is not None else None)
+        mapped_name = mapper[0]
+        if mapped_name is not None:
+            mapped = mapped_name(base)
+            if mapped:
+                return f"{mapped}.weight"
+        return f"{base}.weight"
+
+    return role
+
+
+def _mapper(tmap: object) -> Callable[[str], str | None]:
+    """Module base name -> gguf tensor name through ``tmap`` (a gguf
+    TensorNameMap for layer 0), or None."""
 
     def lookup(base: str) -> str | None:
-        assert tmap is not None
         try:
             got = tmap.get_name(base)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001
@@ -90,18 +113,7 @@ def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str
                 return got[0] + m.group() + got[1]
         return None
 
-    def role(module: str) -> str:
-        base = module
-        for suf in (".weight", ".bias"):
-            if base.endswith(suf):
-                base = base[: -len(suf)]
-        if tmap is not None:
-            mapped = mapped_name(base)
-            if mapped:
-                return f"{mapped}.weight"
-        return f"{base}.weight"
-
-    return role
+    return mapped_name
 
 
 def gguf_role(name: str) -> str:
