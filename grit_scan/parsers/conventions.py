@@ -120,16 +120,18 @@ def _module(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
             return _ct_mxfp4(ctx, mod, packed, sc)
         return _ct_pack(ctx, mod, parts)
     w = g(".weight")
-    if w and _dt(ctx, w) == "U8" and _dt(ctx, g(".weight_scale")) == "F8_E4M3":
-        return _nvfp4(ctx, mod, w, g(".weight_scale") or "", g(".weight_scale_2"), "modelopt")
-    if w and _dt(ctx, w) == "I8":
+    wdt = _dt(ctx, w)
+    if wdt == "U8" and _dt(ctx, g(".weight_scale")) == "F8_E4M3":
+        return _nvfp4(ctx, mod, w or "", g(".weight_scale") or "", g(".weight_scale_2"),
+                      "modelopt")
+    if w and wdt == "I8":
         scb = g(".SCB")
         if scb:
             return _bnb_int8(ctx, mod, w, scb, parts)
         sc = g(".weight_scale")
         if sc:
             return _ct_int(ctx, mod, w, sc, parts)
-    if w and _dt(ctx, w) in FP8:
+    if w and wdt in FP8:
         sinv = g(".weight_scale_inv")
         if sinv:
             return _fp8(ctx, mod, w, sinv, parts, "weight_scale_inv")
@@ -286,36 +288,64 @@ def _fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str],
     """FP8 with per-tensor, per-channel, per-group or single-block-row scales
     (expressible), or 2-D block scales (not)."""
     wt, st = ctx.tensors[w], ctx.tensors[sc]
-    elem = "e4m3" if wt.dtype == "F8_E4M3" else "e5m2"
-    sdt = SCALE_TOKENS.get(st.dtype)
-    if len(wt.shape) != 2 or sdt is None:
+    plan = _fp8_plan(wt.dtype, st.dtype, tuple(wt.shape), tuple(st.shape), key)
+    if plan.status == "unknown":
         ctx.art.issue(IssueCode.NOTE, f"{w}: FP8 weight with a {st.dtype} scale of shape "
                       f"{list(st.shape)} is not a layout this scanner knows", tensor=mod)
         return
-    rows, cols = wt.shape
-    extra = [parts[s] for s in (".input_scale",) if s in parts]
-    if len(st.shape) == 2 and st.shape[0] > 1 and st.shape[1] > 1 and st.shape[0] != rows:
+    if plan.status == "blocks":
         return _fp8_blocks(ctx, mod, w, sc, key)
-    lay = scale_layout(rows, cols, tuple(st.shape))
-    if lay is None:
+    lay = plan.layout
+    if lay is None or plan.grade is None:
+        rows, cols = wt.shape
         ctx.art.issue(IssueCode.NOTE, f"{w}: {prod(st.shape)} scales for a {rows}x{cols} FP8 "
                       "weight match no per-tensor, per-channel, per-group or block layout",
                       tensor=mod)
         return
     if lay.name == "block-row" and not _block_fits(ctx, mod, w, sc, key, lay):
         return
+    q = _q(ctx, mod, w, tuple(wt.shape), plan.grade, plan.convention)
+    q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
+    if plan.note is not None:
+        q.notes.append(plan.note)
+    ctx.add(q, w, sc, *[parts[s] for s in (".input_scale",) if s in parts])
+
+
+@dataclass(frozen=True)
+class _Fp8Plan:
+    status: str  # "ok", "unknown" (not 2-D or no float scale), "blocks", "no-layout"
+    grade: Grade | None = None
+    convention: str = ""
+    layout: ScaleLayout | None = None
+    note: str | None = None
+
+
+@functools.lru_cache(maxsize=1024)
+def _fp8_plan(wdt: str, sdt_name: str, wshape: tuple[int, ...], sshape: tuple[int, ...],
+              key: str) -> _Fp8Plan:
+    """What an FP8 weight and its scale are, from dtypes and shapes alone:
+    memoised, since every layer repeats a handful of them (issue 15)."""
+    elem = "e4m3" if wdt == "F8_E4M3" else "e5m2"
+    sdt = SCALE_TOKENS.get(sdt_name)
+    if len(wshape) != 2 or sdt is None:
+        return _Fp8Plan("unknown")
+    rows, cols = wshape
+    if len(sshape) == 2 and sshape[0] > 1 and sshape[1] > 1 and sshape[0] != rows:
+        return _Fp8Plan("blocks")
+    lay = scale_layout(rows, cols, sshape)
+    if lay is None:
+        return _Fp8Plan("no-layout")
     g = parse_grade(f"grit1(e={elem},k0={lay.k0},s0={sdt}{_dt_field(sdt)},esr=ratiomaxabs)")
     conv = "fp8-block" if lay.name == "block-row" else sys.intern(f"fp8-{lay.name}")
-    q = _q(ctx, mod, w, tuple(wt.shape), g, conv)
-    q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
+    note = None
     if lay.name == "per-tensor":
-        q.notes.append("a per-tensor scale is this per-channel grade with every row's scale "
-                       "equal: GRIT's scale0 plane repeats the one stored scale per row")
+        note = ("a per-tensor scale is this per-channel grade with every row's scale "
+                "equal: GRIT's scale0 plane repeats the one stored scale per row")
     elif lay.name == "block-row":
-        q.notes.append(f"{key} {list(st.shape)}: all {rows} rows lie in one block row, so the "
-                       f"2-D blocks are runs of {lay.k0} along each row (§3.7) with every row's "
-                       "scales equal: GRIT's scale0 plane repeats the stored row once per row")
-    ctx.add(q, w, sc, *extra)
+        note = (f"{key} {list(sshape)}: all {rows} rows lie in one block row, so the "
+                f"2-D blocks are runs of {lay.k0} along each row (§3.7) with every row's "
+                "scales equal: GRIT's scale0 plane repeats the stored row once per row")
+    return _Fp8Plan("ok", g, conv, lay, note)
 
 
 def _block_fits(ctx: Ctx, mod: str, w: str, sc: str, key: str, lay: ScaleLayout) -> bool:
