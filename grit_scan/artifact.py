@@ -11,6 +11,7 @@ to finding kinds and severities.  Nothing here does I/O or reporting.
 from __future__ import annotations
 
 import enum
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
@@ -100,6 +101,10 @@ class StoredTensor(NamedTuple):
     available: int  # how many of those bytes the file actually holds
 
 
+def _int64(xs: Sequence[int]) -> array[int]:
+    return xs if isinstance(xs, array) and xs.typecode == "q" else array("q", xs)
+
+
 class TensorTable(Sequence[StoredTensor]):
     """The stored tensors of one file, kept as columns and turned into
     StoredTensor records only when someone iterates them (a scan of 500
@@ -111,12 +116,15 @@ class TensorTable(Sequence[StoredTensor]):
     __slots__ = ("names", "dtypes", "dims", "ranks", "offsets", "nbytes", "available",
                  "_rows", "_by_name")
 
-    def __init__(self, names: list[str], dtypes: Sequence[str], dims: list[int],
-                 ranks: list[int], offsets: list[int], nbytes: list[int],
-                 available: list[int]) -> None:
+    def __init__(self, names: list[str], dtypes: Sequence[str], dims: Sequence[int],
+                 ranks: list[int], offsets: Sequence[int], nbytes: Sequence[int],
+                 available: Sequence[int]) -> None:
+        # integers as int64 arrays: 8 bytes each, where a list holds a pointer
+        # and, above 256, a 32-byte int object (issue 15: memory per tensor)
         self.names, self.dtypes = names, dtypes
-        self.dims, self.ranks = dims, ranks
-        self.offsets, self.nbytes, self.available = offsets, nbytes, available
+        self.dims, self.ranks = _int64(dims), ranks
+        self.offsets, self.nbytes = _int64(offsets), _int64(nbytes)
+        self.available = self.nbytes if available is nbytes else _int64(available)
         self._rows: list[StoredTensor] | None = None
         self._by_name: dict[str, StoredTensor] | None = None
 
@@ -130,8 +138,12 @@ class TensorTable(Sequence[StoredTensor]):
 
     def iter_rows(self) -> Iterator[StoredTensor]:
         """The records, built as they are iterated (and not kept)."""
-        cols = zip(self.names, self.dtypes, self.shapes(), self.offsets,
-                   self.nbytes, self.available)
+        nbytes = list(self.nbytes)
+        # one int object for a tensor's nbytes and available when they are
+        # one column (a well-formed header): the records of a whole model
+        # are alive at once while its conventions are inferred
+        available = nbytes if self.available is self.nbytes else self.available
+        cols = zip(self.names, self.dtypes, self.shapes(), self.offsets, nbytes, available)
         return map(tuple.__new__, repeat(StoredTensor), cols)
 
     def rows(self) -> list[StoredTensor]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from array import array
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -194,10 +195,10 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         import numpy as np  # here, not at the top: a small header needs no numpy (issue 15)
 
         o = np.array(flat_offs, dtype=np.int64)
-        dims = np.array(flat_shape, dtype=np.int64)
+        dims_np = np.array(flat_shape, dtype=np.int64)
     except (TypeError, OverflowError):
         return False
-    if o.min() < 0 or o.max() >= 1 << 62 or (dims.size and dims.min() < 0):
+    if o.min() < 0 or o.max() >= 1 << 62 or (dims_np.size and dims_np.min() < 0):
         return False
     numels = list(map(math.prod, shapes))
     if max(numels) >= 1 << 55:
@@ -212,9 +213,11 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         return False
     if not np.array_equal(s_sorted[1:], e_sorted[:-1]):
         return False
-    starts = (start + hdr.data_start).tolist()
-    nbytes = (end - start).tolist()
-    hdr.table = TensorTable(names, dtypes, flat_shape, list(map(len, shapes)), starts, nbytes,
+    starts, nbytes, dims = array("q"), array("q"), array("q")
+    starts.frombytes((start + hdr.data_start).astype(np.int64).tobytes())
+    nbytes.frombytes((end - start).astype(np.int64).tobytes())
+    dims.frombytes(dims_np.astype(np.int64).tobytes())
+    hdr.table = TensorTable(names, dtypes, dims, list(map(len, shapes)), starts, nbytes,
                             nbytes)
     return True
 
