@@ -346,3 +346,93 @@ def test_bulk_header_path_matches_safetensors_library(tmp_path_factory, specs):
     for name, t in ours.items():
         start, end = header[name]["data_offsets"]
         assert (t.offset, t.nbytes, t.available) == (8 + n + start, end - start, end - start)
+
+
+class _Bytes:
+    """An in-memory ByteSource."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.name, self.size = data, "mem", len(data)
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        return self.data[offset:offset + n]
+
+    def changed(self) -> str | None:
+        return None
+
+
+_KEYS = st.sampled_from(["a", "b", "a.weight", 'q"x', "c:d", "data_offsets", "dtype", "shape",
+                         "__metadata__", "data\\u005foffsets", "e\\\\f"])
+
+
+@st.composite
+def _headers(draw):
+    """Header texts with the keys written out by hand, so that a key can
+    appear twice (at the top, inside an entry, inside __metadata__), with
+    escapes, quotes and colons in names, and with values of other types."""
+    parts, off = [], 0
+    for _ in range(draw(st.integers(0, 6))):
+        key = draw(_KEYS)
+        kind = draw(st.sampled_from(["entry", "entry+dup", "meta", "string", "list"]))
+        if kind.startswith("entry"):
+            n = draw(st.integers(0, 3))
+            fields = ['"dtype":"U8"', f'"shape":[{n}]', f'"data_offsets":[{off},{off + n}]']
+            off += n
+            if kind == "entry+dup":
+                fields.append(draw(st.sampled_from(['"dtype":"F32"', '"shape":[1]',
+                                                    '"data\\u005foffsets":[0,0]'])))
+            parts.append(f'"{key}":{{{",".join(fields)}}}')
+        elif kind == "meta":
+            parts.append(f'"__metadata__":{{"format":"pt","x":"{draw(_KEYS)}"}}')
+        elif kind == "string":
+            parts.append(f'"{key}":"{draw(_KEYS)}"')
+        else:
+            parts.append(f'"{key}":["{draw(_KEYS)}",1]')
+    return "{" + ",".join(parts) + "}", off
+
+
+@settings(max_examples=300, deadline=None)
+@given(_headers())
+def test_header_parse_without_the_hook_finds_what_the_hook_finds(doc):
+    """safetensors_reader parses a header without its duplicate-key hook
+    only when the text proves there is no duplicate; the artifact (tables,
+    issues, errors) is the one the hook path gives."""
+    from grit_scan.artifact import Artifact, Format
+    from grit_scan.parsers import safetensors_reader as sr
+
+    text, size = doc
+    raw = text.encode()
+    data = struct.pack("<Q", len(raw)) + raw + bytes(size)
+
+    def read(plain: bool) -> tuple[object, ...]:
+        art = Artifact(path="m", abs_path="m", format=Format.SAFETENSORS)
+        with pytest.MonkeyPatch.context() as m:
+            if not plain:
+                m.setattr(sr, "_loads_plain", lambda text: None)
+            try:
+                hdr = sr.read_header(_Bytes(data), art)
+            except sr.ParseError as exc:
+                return ("error", str(exc))
+        table = list(hdr.table) if hdr.table is not None else None
+        return (table, hdr.tensors, hdr.metadata, [(i.code, i.message) for i in art.issues])
+
+    assert read(True) == read(False)
+
+
+def test_header_duplicates_are_found_with_or_without_escapes():
+    from grit_scan.artifact import Artifact, Format
+    from grit_scan.parsers import safetensors_reader as sr
+
+    for text in ('{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
+                 '"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}',
+                 '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"dtype":"U8"}}',
+                 '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
+                 '"\\u0061":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'):
+        raw = text.encode()
+        art = Artifact(path="m", abs_path="m", format=Format.SAFETENSORS)
+        sr.read_header(_Bytes(struct.pack("<Q", len(raw)) + raw + b"\0"), art)
+        assert [i.code for i in art.issues][:1] == [IssueCode.DUPLICATE], text
+    # a header without duplicates (and a key with a colon) takes the plain parse
+    plain = ('{"__metadata__":{"format":"pt"},"m:0.weight":'
+             '{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}')
+    assert sr._loads_plain(plain) == json.loads(plain)

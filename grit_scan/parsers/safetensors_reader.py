@@ -109,7 +109,9 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
         return out
 
     try:
-        obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+        obj = _loads_plain(text)
+        if obj is None:
+            obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
     except _OverBudget:
         raise ParseError(budgets.TENSORS_PER_FILE.exceeded(
             "the header's object count", objects[0])) from None
@@ -155,6 +157,30 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
                           name))
     _coverage(spans, region, art)
     return hdr
+
+
+def _loads_plain(text: str) -> dict[str, Any] | None:
+    """The header parsed without the per-object hook, when the text itself
+    proves the hook would find nothing: no more objects than the budget,
+    and no duplicate key.  None: parse with the hook (issue 15: the hook is
+    a Python call per tensor entry).
+
+    Without a backslash every '"' delimits a string, so the text holds
+    count('"') / 2 strings.  The parse keeps one string per key and per
+    string value it retains; a key dropped as a duplicate (at any depth),
+    or a string anywhere these levels do not count, makes the retained
+    count fall short of the text's, and the hook decides."""
+    if "\\" in text or text.count("{") > MAX_TENSORS + 2:
+        return None
+    obj = json.loads(text, parse_constant=_reject_constant)
+    if type(obj) is not dict:
+        return None
+    vals = list(obj.values())
+    types = list(map(type, vals))
+    entries = [v for v, t in zip(vals, types) if t is dict]
+    kept = (len(obj) + types.count(str) + sum(map(len, entries))
+            + list(map(type, chain.from_iterable(map(dict.values, entries)))).count(str))
+    return obj if 2 * kept == text.count('"') else None
 
 
 _DTYPE, _SHAPE, _OFFSETS = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
