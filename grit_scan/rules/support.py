@@ -63,30 +63,62 @@ class Kin:
         return self._identity
 
 
+def _kin_key(q: QTensor) -> tuple[object, ...]:
+    shape = q.shape if type(q.shape) is tuple else tuple(q.shape)
+    return (id(q.desc), id(q.grade), shape, id(q.source), q.convention, q.reason,
+            id(q.layouts))
+
+
+_FEW = 8  # kins compared one by one; past that, looked up by key
+
+
 def _kins(art: Artifact) -> list[Kin]:
-    qs = art.quantized
-    # descriptors, grades, sources and layouts are shared objects, compared by
+    # Descriptors, grades, sources and layouts are shared objects, compared by
     # identity (a descriptor's or an enum's hash is a Python call, a layouts
     # mapping is not hashable); a shape, a convention and a reason by value.
     # Equal descriptors held as two objects make two kins: slower, not wrong.
-    try:
-        keys = [(id(q.desc), id(q.grade), q.shape, id(q.source), q.convention, q.reason,
-                 id(q.layouts)) for q in qs]
-        distinct = dict.fromkeys(keys)
-    except TypeError:  # a shape held as a list: compared as a tuple
-        keys = [(id(q.desc), id(q.grade), tuple(q.shape), id(q.source), q.convention,
-                 q.reason, id(q.layouts)) for q in qs]
-        distinct = dict.fromkeys(keys)
-    if len(distinct) == 1:
-        return [Kin(qs[0], range(len(qs)))]
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for i, k in enumerate(keys):
-        g = groups.get(k)
-        if g is None:
-            groups[k] = [i]
+    # Comparing attributes costs less than building a key per tensor, and a
+    # file's tensors are mostly of one kin or a few.
+    qs = art.quantized
+    reps: list[QTensor] = [qs[0]]
+    idxs: list[list[int]] = []
+    r = qs[0]
+    start = len(qs)
+    for n, q in enumerate(qs):
+        if not (q.desc is r.desc and q.grade is r.grade and q.source is r.source
+                and q.layouts is r.layouts and q.shape == r.shape
+                and q.convention == r.convention and q.reason == r.reason):
+            start = n
+            break
+    else:
+        return [Kin(r, range(len(qs)))]  # the usual case: one kin
+    idxs.append(list(range(start)))
+    keyed: dict[tuple[object, ...], list[int]] | None = None
+    for n in range(start, len(qs)):
+        q = qs[n]
+        if keyed is not None:
+            key = _kin_key(q)
+            ix = keyed.get(key)
+            if ix is None:
+                reps.append(q)
+                ix = keyed[key] = []
+                idxs.append(ix)
+            ix.append(n)
+            continue
+        for k, r in enumerate(reps):
+            if (q.desc is r.desc and q.grade is r.grade and q.source is r.source
+                    and q.layouts is r.layouts and q.shape == r.shape
+                    and q.convention == r.convention and q.reason == r.reason):
+                idxs[k].append(n)
+                break
         else:
-            g.append(i)
-    return [Kin(qs[g[0]], g) for g in groups.values()]
+            reps.append(q)
+            idxs.append([n])
+            if len(reps) > _FEW:
+                keyed = {}
+                for r, ix in zip(reps, idxs):
+                    keyed.setdefault(_kin_key(r), ix)
+    return [Kin(r, ix) for r, ix in zip(reps, idxs)]
 
 
 def kins(art: Artifact) -> list[Kin]:
