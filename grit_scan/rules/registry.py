@@ -23,9 +23,10 @@ import pkgutil
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..artifact import Artifact, PlaneReader, ReadError, ScanInput
 from ..codec.errors import GritValueError
@@ -160,6 +161,33 @@ def enabled_kinds(select: frozenset[Kind] | None,
     return kinds - (ignore or frozenset())
 
 
+# What several rules ask of the same tensors (which of them are judged, their
+# identity, the role_drift findings artifact_drift also needs) is computed
+# once per Runner.run and dropped with it (issue 15): a context variable, so
+# that nothing leaks from one scan into the next, nor between threads.
+# Entries are keyed by the id of the object they describe and hold that
+# object, so an id is never reused while its entry lives.
+_MEMO: ContextVar[dict[tuple[str, int], tuple[object, Any]] | None] = ContextVar(
+    "grit_rules_memo", default=None)
+
+
+T = TypeVar("T")
+
+
+def memoised(tag: str, of: object, compute: Callable[[], T]) -> T:
+    """``compute()``, once per ``Runner.run`` for the object ``of``; outside
+    a run (a check called on its own) it is simply computed."""
+    memo = _MEMO.get()
+    if memo is None:
+        return compute()
+    hit = memo.get((tag, id(of)))
+    if hit is not None and hit[0] is of:
+        return cast(T, hit[1])
+    value = compute()
+    memo[(tag, id(of))] = (of, value)
+    return value
+
+
 @dataclass
 class Runner:
     """Runs the enabled modules over one scan, containing every failure."""
@@ -190,6 +218,14 @@ class Runner:
     def run(self, scan: ScanInput, open_planes: OpenPlanes | None = None,
             progress: Callable[[int, int], None] | None = None,
             jobs: int = 1) -> list[Finding]:
+        token = _MEMO.set({})
+        try:
+            return self._run(scan, open_planes, progress, jobs)
+        finally:
+            _MEMO.reset(token)
+
+    def _run(self, scan: ScanInput, open_planes: OpenPlanes | None,
+             progress: Callable[[int, int], None] | None, jobs: int) -> list[Finding]:
         active = self._active()
         out: list[Finding] = []
         for art in scan.artifacts:

@@ -4,7 +4,10 @@
 * grade families (``family``, ``identity``, ``declared_mix``,
   ``checkpoint_key``): what "the same role" and "the same grade" mean for the
   drift rules;
-* ``plain_quantised``: the tensors a descriptor rule may judge.
+* ``judged``: the tensors a descriptor rule may judge;
+* ``kins`` and ``positions``: an artifact's tensors grouped by everything
+  the rules judge them by, so that a rule asks its question once per group
+  rather than once per tensor (issue 15).
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, Source
 from ..codec.fmt import name as fmt_name
 from .finding import Finding
-from .registry import Rule
+from .registry import Rule, memoised
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 def issue_findings(art: Artifact, rule: Rule, codes: Collection[IssueCode],
@@ -34,6 +41,119 @@ def judged(q: QTensor) -> bool:
     inferred from the file (not a manifest's record, not a refusal)."""
     return q.desc is not None and q.reason is None and q.source not in (Source.NONE,
                                                                         Source.MANIFEST)
+
+
+class Kin:
+    """The tensors of one artifact that share every attribute a rule judges
+    them by — descriptor, grade, shape, source, convention, reason and
+    layouts — and differ only in name, role and where their bytes are.
+    ``rep`` is the first of them, ``idx`` their positions in
+    ``art.quantized`` (ascending)."""
+
+    __slots__ = ("rep", "idx", "judged", "_identity")
+
+    def __init__(self, rep: QTensor, idx: Sequence[int]) -> None:
+        self.rep, self.idx, self.judged = rep, idx, judged(rep)
+        self._identity: str | None = None
+
+    @property
+    def identity(self) -> str:
+        if self._identity is None:
+            self._identity = identity(self.rep)
+        return self._identity
+
+
+def _kin_key(q: QTensor) -> tuple[object, ...]:
+    shape = q.shape if type(q.shape) is tuple else tuple(q.shape)
+    return (id(q.desc), id(q.grade), shape, id(q.source), q.convention, q.reason,
+            id(q.layouts))
+
+
+_FEW = 8  # kins compared one by one; past that, looked up by key
+
+
+def _kins(art: Artifact) -> list[Kin]:
+    # Descriptors, grades, sources and layouts are shared objects, compared by
+    # identity (a descriptor's or an enum's hash is a Python call, a layouts
+    # mapping is not hashable); a shape, a convention and a reason by value.
+    # Equal descriptors held as two objects make two kins: slower, not wrong.
+    # Comparing attributes costs less than building a key per tensor, and a
+    # file's tensors are mostly of one kin or a few.
+    qs = art.quantized
+    reps: list[QTensor] = [qs[0]]
+    idxs: list[list[int]] = []
+    r = qs[0]
+    start = len(qs)
+    for n, q in enumerate(qs):
+        if not (q.desc is r.desc and q.grade is r.grade and q.source is r.source
+                and q.layouts is r.layouts and q.shape == r.shape
+                and q.convention == r.convention and q.reason == r.reason):
+            start = n
+            break
+    else:
+        return [Kin(r, range(len(qs)))]  # the usual case: one kin
+    idxs.append(list(range(start)))
+    keyed: dict[tuple[object, ...], list[int]] | None = None
+    for n in range(start, len(qs)):
+        q = qs[n]
+        if keyed is not None:
+            key = _kin_key(q)
+            ix = keyed.get(key)
+            if ix is None:
+                reps.append(q)
+                ix = keyed[key] = []
+                idxs.append(ix)
+            ix.append(n)
+            continue
+        for k, r in enumerate(reps):
+            if (q.desc is r.desc and q.grade is r.grade and q.source is r.source
+                    and q.layouts is r.layouts and q.shape == r.shape
+                    and q.convention == r.convention and q.reason == r.reason):
+                idxs[k].append(n)
+                break
+        else:
+            reps.append(q)
+            idxs.append([n])
+            if len(reps) > _FEW:
+                keyed = {}
+                for r, ix in zip(reps, idxs):
+                    keyed.setdefault(_kin_key(r), ix)
+    return [Kin(r, ix) for r, ix in zip(reps, idxs)]
+
+
+def kins(art: Artifact) -> list[Kin]:
+    """The artifact's quantised tensors grouped into kins, in order of their
+    first tensor; computed once per rules run (issue 15: a 100,000-tensor
+    GGUF is one kin, asked once instead of 100,000 times by each rule)."""
+    if not art.quantized:
+        return []
+    return memoised("kins", art, lambda: _kins(art))
+
+
+def positions(art: Artifact, keys: Callable[[QTensor], Iterable[K]]) -> dict[K, Sequence[int]]:
+    """The positions in ``art.quantized`` of the tensors under each of the
+    keys ``keys`` gives them, ascending, the keys in order of their first
+    tensor: what a per-tensor loop appending to ``dict[K, list]`` builds.
+    ``keys`` must depend only on what a kin shares; it is asked once per kin."""
+    parts: dict[K, list[Sequence[int]]] = {}
+    for kin in kins(art):
+        for k in keys(kin.rep):
+            parts.setdefault(k, []).append(kin.idx)
+    # kins are in order of their first tensor, so the keys are too
+    return {k: p[0] if len(p) == 1 else sorted(i for ix in p for i in ix)
+            for k, p in parts.items()}
+
+
+def per_tensor(art: Artifact, value: Callable[[Kin], V | None]) -> list[V | None]:
+    """``value`` of each of the artifact's quantised tensors, in their order,
+    asked once per kin."""
+    out: list[V | None] = [None] * len(art.quantized)
+    for kin in kins(art):
+        v = value(kin)
+        if v is not None:
+            for i in kin.idx:
+                out[i] = v
+    return out
 
 
 _LAYER = re.compile(r"(?<=\.)\d+(?=\.)|^\d+(?=\.)")
@@ -117,11 +237,16 @@ def quant_family(members: Sequence[Artifact]) -> str | None:
     its described tensors, e.g. ``e2m1/e8m0`` for every MXFP4 variant.  Two
     models that differ only in k0 share a family (and ought to agree); a
     Q4_K and a Q8_0 file do not."""
-    # counted on the format words; named once, for the winner
-    fams: Counter[tuple[int, int, int, int]] = Counter(
-        (d.elem, d.scale0, d.scale1 if d.n_levels > 1 else -1, d.zp_fmt)
-        for a in members for q in a.quantized
-        if (d := q.desc) is not None and q.reason is None)
+    # counted on the format words, once per kin; named once, for the winner.
+    # Kins come in order of their first tensor, so the families are counted
+    # in the order a per-tensor count meets them (most_common breaks ties by it)
+    fams: Counter[tuple[int, int, int, int]] = Counter()
+    for a in members:
+        for kin in kins(a):
+            d = kin.rep.desc
+            if d is not None and kin.rep.reason is None:
+                fams[(d.elem, d.scale0, d.scale1 if d.n_levels > 1 else -1,
+                      d.zp_fmt)] += len(kin.idx)
     if not fams:
         return None
     elem, s0, s1, zp = fams.most_common(1)[0][0]

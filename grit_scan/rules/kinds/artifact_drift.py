@@ -7,14 +7,12 @@ k-quant mix.
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from ...artifact import ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import declared_mix, family, identity
-from .role_drift import role_drift
+from ..support import declared_mix, family, kins
+from .role_drift import described, role_drift
 
 RULE = Rule(
     code="GRIT301",
@@ -43,13 +41,14 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     for art in scan.artifacts:
         if art.path in drifting or declared_mix(art) or not art.format.is_checkpoint_file:
             continue
-        fams: dict[str, set[str]] = defaultdict(set)
-        for q in art.quantized:
-            if q.desc is None and q.convention is None:
-                continue
-            fams[identity(q)].add(family(q.role))
+        # asked once per kin (issue 15); the families only when there are two grades
+        ks = [kin for kin in kins(art) if described(kin)]
+        fams: dict[str, set[str]] = {kin.identity: set() for kin in ks}
         if len(fams) < 2:
             continue
+        qs = art.quantized
+        for kin in ks:  # in order of their first tensor, as a per-tensor loop meets them
+            fams[kin.identity].update(family(qs[i].role) for i in kin.idx)
         detail = {k: sorted(v)[:10] for k, v in fams.items()}
         msg = (f"{len(fams)} grades in one file: " + "; ".join(
             f"{k} for {len(v)} role(s)" for k, v in sorted(fams.items())))

@@ -3,8 +3,11 @@ quantize_config.json, hf_quant_config.json) contradicts the bytes."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import posixpath
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from ...artifact import Artifact, Format, QTensor, ScanInput
@@ -12,6 +15,7 @@ from ...codec import fmt
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+from ..support import positions
 
 RULE = Rule(
     code="GRIT203",
@@ -78,6 +82,33 @@ def _expected_conventions(dec: dict[str, Any]) -> tuple[str, tuple[str, ...]] | 
     return None
 
 
+Contradiction = tuple[str, str, str]  # (field, declared, actual)
+
+
+def _contradictions(q: QTensor, dec: dict[str, Any],
+                    exp: tuple[str, tuple[str, ...]] | None) -> list[Contradiction]:
+    """What the bytes of one tensor say against the declaration."""
+    out: list[Contradiction] = []
+    if q.convention == "grit":
+        return out  # a GRIT header outranks the config; explain covers it
+    bits, k0 = _bits_group(q)
+    db, dg = dec.get("bits"), dec.get("group_size")
+    # compressed-tensors int-quantized keeps b-bit values in int8 bytes (e=s8):
+    # a declared b < 8 is not contradicted by the header
+    narrow = q.convention == "compressed-tensors-int" and isinstance(db, int) and db < 8
+    if isinstance(db, int) and bits is not None and db != bits and q.desc is not None \
+            and not narrow:
+        out.append(("bits", str(db), str(bits)))
+    if isinstance(dg, int) and dg > 0 and k0 is not None and dg != k0:
+        out.append(("group_size", str(dg), str(k0)))
+    if isinstance(dg, int) and dg == -1 and k0 is not None and q.shape and (
+            k0 != q.shape[q.desc.group_axis if q.desc else -1]):
+        out.append(("group_size", "-1 (per channel)", str(k0)))
+    if exp is not None and q.convention and q.convention not in exp[1]:
+        out.append(("format", exp[0], q.convention))
+    return out
+
+
 def check_scan(scan: ScanInput) -> list[Finding]:
     out: list[Finding] = []
     by_group: dict[str, list[Artifact]] = defaultdict(list)
@@ -86,43 +117,32 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             by_group[a.group].append(a)
     for group, dec in sorted(scan.declared.items()):
         arts = by_group.get(group, [])
-        qs = [(a, q) for a in arts for q in a.quantized]
         src = dec.get("source", "config")
         cfg_path = posixpath.join(group, src.split(" ")[0])
-        if not qs and arts:
+        if arts and not any(a.quantized for a in arts):
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
             out.append(RULE.finding(
                 cfg_path, f"{src} declares {what} quantisation but no tensor in "
                 f"{len(arts)} file(s) is quantised (a stale or copied config?)", None,
                 {"declared": _public(dec), "quantized": 0}))
             continue
-        mism: dict[tuple[str, str, str], list[tuple[Artifact, QTensor]]] = defaultdict(list)
+        # the tensors each contradiction holds, per file: asked once per kin (issue 15)
+        mism: dict[Contradiction, list[tuple[Artifact, Sequence[int]]]] = defaultdict(list)
         exp = _expected_conventions(dec)
-        for a, q in qs:
-            if q.convention == "grit":
-                continue  # a GRIT header outranks the config; explain covers it
-            bits, k0 = _bits_group(q)
-            db, dg = dec.get("bits"), dec.get("group_size")
-            # compressed-tensors int-quantized keeps b-bit values in int8 bytes (e=s8):
-            # a declared b < 8 is not contradicted by the header
-            narrow = q.convention == "compressed-tensors-int" and isinstance(db, int) and db < 8
-            if isinstance(db, int) and bits is not None and db != bits and q.desc is not None \
-                    and not narrow:
-                mism[("bits", str(db), str(bits))].append((a, q))
-            if isinstance(dg, int) and dg > 0 and k0 is not None and dg != k0:
-                mism[("group_size", str(dg), str(k0))].append((a, q))
-            if isinstance(dg, int) and dg == -1 and k0 is not None and q.shape and (
-                    k0 != q.shape[q.desc.group_axis if q.desc else -1]):
-                mism[("group_size", "-1 (per channel)", str(k0))].append((a, q))
-            if exp is not None and q.convention and q.convention not in exp[1]:
-                mism[("format", exp[0], q.convention)].append((a, q))
-        for (field, want, got), items in sorted(mism.items()):
-            a, q = items[0]
+        for a in arts:
+            for key, idx in positions(a, functools.partial(_contradictions, dec=dec, exp=exp)).items():
+                mism[key].append((a, idx))
+        for (field, want, got), parts in sorted(mism.items()):
+            a, idx = parts[0]
+            q = a.quantized[idx[0]]
+            count = sum(len(ix) for _, ix in parts)
+            names = list(itertools.islice((x.quantized[i].name for x, ix in parts for i in ix),
+                                          50))
             out.append(RULE.finding(
-                a.path, f"{src} declares {field} = {want} but the bytes of {len(items)} "
-                f"tensor(s) say {got} (e.g. {q.name})", q.name if len(items) == 1 else None,
-                {"field": field, "declared": want, "actual": got, "count": len(items),
-                 "tensors": [x.name for _, x in items[:50]], "config": cfg_path,
+                a.path, f"{src} declares {field} = {want} but the bytes of {count} "
+                f"tensor(s) say {got} (e.g. {q.name})", q.name if count == 1 else None,
+                {"field": field, "declared": want, "actual": got, "count": count,
+                 "tensors": names, "config": cfg_path,
                  "likeliest_cause": "the config was written for a different quantisation run "
                                     "(or copied from another checkpoint)"}))
     return out

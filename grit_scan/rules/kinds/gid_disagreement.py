@@ -21,7 +21,7 @@ from ...codec.grade import Grade, registry
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import checkpoint_key, models, quant_family
+from ..support import Kin, checkpoint_key, models, per_tensor, quant_family
 
 if TYPE_CHECKING:  # the explain codec loads only when two descriptions are compared
     from ...codec.explain import Operand
@@ -113,12 +113,20 @@ def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
     return out
 
 
+def _compared_gid(kin: Kin) -> bytes | None:
+    return _gid(kin.rep) if kin.rep.source != Source.MANIFEST else None
+
+
 def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
+    if len({checkpoint_key(a) for a in arts}) < 2:
+        # one model: a role it repeats is an index matter (below), so there is
+        # nothing to compare and no tensor need be visited (issue 15)
+        return []
     by_role: dict[str, dict[bytes, list[Member]]] = defaultdict(lambda: defaultdict(list))
     for a in arts:
-        for q in a.quantized:
-            g = _gid(q)
-            if g is not None and q.source != Source.MANIFEST:
+        # a gid per kin, not per tensor (issue 15); the tensors in their order
+        for q, g in zip(a.quantized, per_tensor(a, _compared_gid)):
+            if g is not None:
                 by_role[q.role][g].append((a, q))
     patterns: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
                    list[tuple[str, list[Member], list[Member]]]] = defaultdict(list)

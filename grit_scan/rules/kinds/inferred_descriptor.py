@@ -3,13 +3,11 @@ read from a GRIT header.  One finding per file and convention."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from ...artifact import Artifact, Source
+from ...artifact import Artifact, QTensor, Source
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import judged
+from ..support import judged, positions
 
 RULE = Rule(
     code="GRIT305",
@@ -31,18 +29,23 @@ Fix: write a `__grit__` header (or grit.* GGUF keys) at export time.
 RULES = (RULE,)
 
 
+def _inferred(q: QTensor) -> tuple[str, ...]:
+    if judged(q) and q.source in (Source.INFERRED, Source.GGML_TYPE):
+        return (q.convention or "?",)
+    return ()
+
+
 def check_file(art: Artifact) -> list[Finding]:
-    inferred: dict[str, list[str]] = defaultdict(list)
-    for q in art.quantized:
-        if judged(q) and q.source in (Source.INFERRED, Source.GGML_TYPE):
-            inferred[q.convention or "?"].append(q.name)
+    qs = art.quantized
     out = []
-    for conv, names in sorted(inferred.items()):
+    # grouped once per kin, not per tensor (issue 15)
+    for conv, idx in sorted(positions(art, _inferred).items()):
+        names = [qs[i].name for i in idx[:50]]
         how = ("ggml's block struct" if conv.startswith("ggml:") else f"the {conv} convention")
         out.append(RULE.finding(
             art.path,
-            f"{len(names)} tensor descriptor(s) inferred from {how}; the file carries no GRIT "
-            f"descriptor for them (e.g. {names[0]})", names[0] if len(names) == 1 else None,
-            {"convention": conv, "count": len(names), "tensors": names[:50],
+            f"{len(idx)} tensor descriptor(s) inferred from {how}; the file carries no GRIT "
+            f"descriptor for them (e.g. {names[0]})", names[0] if len(idx) == 1 else None,
+            {"convention": conv, "count": len(idx), "tensors": names,
              "suggested_fix": "write a __grit__ header (or grit.* GGUF keys) at export time"}))
     return out

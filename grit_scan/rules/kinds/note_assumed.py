@@ -3,14 +3,12 @@ assume_placement, never verified from the bytes.  Grouped by producer tag."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from ...artifact import Artifact
+from ...artifact import Artifact, QTensor
 from ...codec.descriptor import producer_tag
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import judged
+from ..support import judged, positions
 
 RULE = Rule(
     code="GRIT302",
@@ -32,22 +30,27 @@ Fix: `verify_placement` against the producer's canonical digest.
 RULES = (RULE,)
 
 
+def _assumed(q: QTensor) -> tuple[int, ...]:
+    if judged(q) and q.desc is not None and q.desc.assumed:
+        return (q.desc.producer_tag,)
+    return ()
+
+
 def check_file(art: Artifact) -> list[Finding]:
-    assumed: dict[int, list[str]] = defaultdict(list)
-    for q in art.quantized:
-        if judged(q) and q.desc is not None and q.desc.assumed:
-            assumed[q.desc.producer_tag].append(q.name)
+    qs = art.quantized
     out = []
-    for tag, names in sorted(assumed.items()):
+    # grouped once per kin, not per tensor (issue 15)
+    for tag, idx in sorted(positions(art, _assumed).items()):
+        names = [qs[i].name for i in idx[:50]]
         who = art.producer if art.producer and producer_tag(art.producer) == tag else None
         label = f"{who} (tag {tag:#06x})" if who else (f"producer tag {tag:#06x}" if tag else
                                                       "an unknown producer")
         out.append(RULE.finding(
             art.path,
-            f"{len(names)} tensor(s) carry NOTE_ASSUMED from {label}: their placement was "
+            f"{len(idx)} tensor(s) carry NOTE_ASSUMED from {label}: their placement was "
             "assumed by assume_placement, never verified from the bytes (§12)",
-            names[0] if len(names) == 1 else None,
-            {"producer_tag": f"{tag:#06x}", "producer": who, "count": len(names),
-             "tensors": names[:50],
+            names[0] if len(idx) == 1 else None,
+            {"producer_tag": f"{tag:#06x}", "producer": who, "count": len(idx),
+             "tensors": names,
              "suggested_fix": "verify_placement against the producer's canonical digest"}))
     return out

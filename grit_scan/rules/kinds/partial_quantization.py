@@ -41,15 +41,18 @@ def check_file(a: Artifact) -> list[Finding]:
     dec = next((q.declared for q in a.quantized if q.declared), None)
     if not dec:
         return []
-    quantised_mods = {split_name(q.name)[0] for q in a.quantized}
+    quantised_mods: set[str] | None = None  # built for the first candidate (issue 15)
     missing = []
     for name, dtype, rank in a.tensor_kinds():
-        # the cheap column tests first: most tensors of a quantised file are not float
-        if dtype not in ("F32", "F16", "BF16") or rank != 2:
+        # the cheap column tests first: most tensors of a quantised file are not
+        # float, and a name split_name gives the suffix .weight ends in it
+        if dtype not in ("F32", "F16", "BF16") or rank != 2 or not name.endswith(".weight"):
             continue
         mod, suf = split_name(name)
         if suf != ".weight":
             continue
+        if quantised_mods is None:
+            quantised_mods = {split_name(q.name)[0] for q in a.quantized}
         if mod in quantised_mods or _NEVER.search(name) or not _LINEAR.search(mod):
             continue
         if applies(dec, mod):

@@ -44,9 +44,18 @@ def _skeleton(members: Sequence[Artifact]) -> set[tuple[str, tuple[int, ...]]]:
 
 
 def check_scan(scan: ScanInput) -> list[Finding]:
-    ms = [(key, members, _skeleton(members)) for key, members in models(scan.artifacts).items()
+    ms = [(key, members) for key, members in models(scan.artifacts).items()
           if any(a.quantized for a in members)]
     parent = list(range(len(ms)))
+    # a skeleton visits every tensor: built only for models of one repository
+    # that are compared (issue 15)
+    skeletons: dict[int, set[tuple[str, tuple[int, ...]]]] = {}
+
+    def skeleton(i: int) -> set[tuple[str, tuple[int, ...]]]:
+        s = skeletons.get(i)
+        if s is None:
+            s = skeletons[i] = _skeleton(ms[i][1])
+        return s
 
     def find(i: int) -> int:
         while parent[i] != i:
@@ -56,8 +65,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
 
     for i in range(len(ms)):
         for j in range(i + 1, len(ms)):
-            (_, mi, si), (_, mj, sj) = ms[i], ms[j]
-            if mi[0].repo != mj[0].repo or not si or not sj:
+            mi, mj = ms[i][1], ms[j][1]
+            if mi[0].repo != mj[0].repo:
+                continue
+            si, sj = skeleton(i), skeleton(j)
+            if not si or not sj:
                 continue
             if len(si & sj) >= OVERLAP * min(len(si), len(sj)):
                 parent[find(j)] = find(i)
@@ -66,9 +78,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         groups.setdefault(find(i), []).append(i)
     out = []
     for idx in groups.values():
+        if len(idx) < 2:
+            continue  # one model is one quantisation: its label need not be looked for
         labels: dict[str, list[str]] = {}
         for i in idx:
-            key, members, _ = ms[i]
+            key, members = ms[i]
             labels.setdefault(quant_label(members), []).append(posixpath.basename(key))
         if len(labels) < 2:
             continue

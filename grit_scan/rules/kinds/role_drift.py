@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from ...artifact import Artifact, QTensor, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
-from ..registry import Rule
-from ..support import checkpoint_key, declared_mix, family, identity
+from ..registry import Rule, memoised
+from ..support import Kin, checkpoint_key, declared_mix, family, kins, per_tensor
 
 RULE = Rule(
     code="GRIT202",
@@ -60,7 +60,21 @@ class _Seen:
 
 
 def role_drift(arts: Sequence[Artifact]) -> list[Finding]:
-    """Per checkpoint: a family with more than one grade."""
+    """Per checkpoint: a family with more than one grade.  artifact_drift asks
+    for it too: computed once per rules run (issue 15)."""
+    return list(memoised("role_drift", arts, lambda: _role_drift(arts)))
+
+
+def described(kin: Kin) -> bool:
+    """Tensors the drift rules compare: with a descriptor or a convention."""
+    return kin.rep.desc is not None or kin.rep.convention is not None
+
+
+def _identity(kin: Kin) -> str | None:
+    return kin.identity if described(kin) else None
+
+
+def _role_drift(arts: Sequence[Artifact]) -> list[Finding]:
     by_group: dict[str, list[Artifact]] = defaultdict(list)
     for a in arts:
         if a.quantized and a.format.is_checkpoint_file:
@@ -70,15 +84,16 @@ def role_drift(arts: Sequence[Artifact]) -> list[Finding]:
         # (format, family) -> identity -> what the finding needs: the count, the
         # first file and up to five names (not a record per tensor: issue 15)
         fam: dict[tuple[str, str], dict[str, _Seen]] = {}
+        members = [a for a in members if not declared_mix(a)]
+        if len({kin.identity for a in members for kin in kins(a) if described(kin)}) < 2:
+            continue  # one identity in the checkpoint: no family carries two (issue 15)
         for a in members:
-            if declared_mix(a):
-                continue
             fmt = a.format.value
-            for q in a.quantized:
-                if q.desc is None and q.convention is None:
+            for q, ident in zip(a.quantized, per_tensor(a, _identity)):
+                if ident is None:
                     continue
                 ids = fam.setdefault((fmt, family(q.role)), {})
-                seen = ids.get(ident := identity(q))
+                seen = ids.get(ident)
                 if seen is None:
                     ids[ident] = _Seen(a, q)
                 else:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from ...artifact import Artifact
-from ...codec.grade import Grade
+from ...artifact import Artifact, QTensor
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import judged
+from ..support import judged, positions
 
 RULE = Rule(
     code="GRIT306",
@@ -30,21 +27,25 @@ Fix: none needed; make sure the grade string travels with the file.
 RULES = (RULE,)
 
 
+def _unregistered(q: QTensor) -> tuple[int, ...]:
+    if judged(q) and q.grade is not None and q.grade.name is None:
+        return (q.grade.grade_id,)
+    return ()
+
+
 def check_file(art: Artifact) -> list[Finding]:
-    unreg: dict[int, list[str]] = defaultdict(list)
-    grades: dict[int, Grade] = {}
-    for q in art.quantized:
-        if judged(q) and q.grade is not None and q.grade.name is None:
-            unreg[q.grade.grade_id].append(q.name)
-            grades[q.grade.grade_id] = q.grade
+    qs = art.quantized
     out = []
-    for gid, names in sorted(unreg.items()):
-        g = grades[gid]
+    # grouped once per kin, not per tensor (issue 15)
+    for gid, idx in sorted(positions(art, _unregistered).items()):
+        g = qs[idx[-1]].grade  # the last tensor's, as a per-tensor loop keeps it
+        assert g is not None
+        names = [qs[i].name for i in idx[:50]]
         out.append(RULE.finding(
             art.path,
-            f"{len(names)} tensor(s) use grade {g.canonical} ({gid:#018x}), which is valid but "
+            f"{len(idx)} tensor(s) use grade {g.canonical} ({gid:#018x}), which is valid but "
             "not one of the six registered grades: tools must carry its string to agree on it",
-            names[0] if len(names) == 1 else None,
-            {"grade": g.canonical, "grade_id": f"0x{gid:016x}", "count": len(names),
-             "tensors": names[:50]}))
+            names[0] if len(idx) == 1 else None,
+            {"grade": g.canonical, "grade_id": f"0x{gid:016x}", "count": len(idx),
+             "tensors": names}))
     return out

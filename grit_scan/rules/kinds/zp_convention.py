@@ -31,6 +31,7 @@ from ...codec import fmt
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+from ..support import positions
 
 if TYPE_CHECKING:  # imported by zero_points, with --deep: a scan imports this module
     import numpy as np
@@ -87,7 +88,9 @@ CENTRE_TOLERANCE = 0.25
 
 
 def _gptq(a: Artifact) -> list[QTensor]:
-    return [q for q in a.quantized if q.convention == "gptq"]
+    # asked once per kin, not per tensor (issue 15)
+    idx = positions(a, lambda q: (True,) if q.convention == "gptq" else ()).get(True, ())
+    return [a.quantized[i] for i in idx]
 
 
 def declared_convention(q: QTensor) -> tuple[str, str]:
