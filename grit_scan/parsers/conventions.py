@@ -18,7 +18,15 @@ from itertools import compress
 from math import prod
 from operator import itemgetter, not_
 
-from ..artifact import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
+from ..artifact import (
+    NO_LAYOUTS,
+    Artifact,
+    IssueCode,
+    PlaneRef,
+    QTensor,
+    Source,
+    StoredTensor,
+)
 from ..codec import descriptor as desc_mod
 from ..codec.check import expected_plane_sizes
 from ..codec.errors import GritError
@@ -77,8 +85,24 @@ def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
         else:
             got[suf] = name
     ctx = Ctx(art, tensors, declared, role, [], used, file_of)
+    plans: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, ...], ...]],
+                _Plan | None] = {}
+    row = tensors.__getitem__
     for mod in sorted(modules):
-        _module(ctx, mod, modules[mod])
+        parts = modules[mod]
+        # the signature: suffixes, dtypes and shapes in the parts' order (a
+        # module listing them in another order is another signature)
+        rows = list(map(row, parts.values()))
+        key = (tuple(parts), tuple(map(_DTYPE, rows)), tuple(map(_SHAPE, rows)))
+        plan = plans.get(key, _UNSEEN)
+        if plan is _UNSEEN:
+            n_out, n_issues = len(ctx.out), len(art.issues)
+            _module(ctx, mod, parts)
+            plans[key] = _learn(ctx, mod, parts, n_out, n_issues)
+        elif plan is None:
+            _module(ctx, mod, parts)
+        else:
+            plan.apply(ctx, mod, parts)
     # what no convention consumed, in the order the tensors are listed
     rest = list(compress(tensors.values(), map(not_, map(used.__contains__, tensors))))
     counts = Counter(map(itemgetter(1), rest))  # dtype of each
@@ -90,6 +114,83 @@ def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
                 art.issue(IssueCode.NOTE, f"{st.dtype} tensor {st.name!r} has no scale tensor "
                           "beside it; its quantisation is not described", tensor=st.name)
     return ctx.out
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What ``_module`` did for one module, with the module's names taken
+    out, to do again for every module of the same signature (the suffix,
+    dtype and shape of each part) in one ``infer`` call (issue 15: a model
+    repeats a handful of signatures for every layer).
+
+    A convention's result depends on its parts' suffixes, dtypes and shapes,
+    the declared quantisation (fixed within one call) and, through names
+    only, on the module's role and the parts' names and files.  A plan is
+    learned only from a module that gave exactly one QTensor and no issue,
+    and only when the names can be put back to give that same QTensor
+    (``_learn`` checks it field by field); any other signature goes through
+    ``_module`` every time."""
+
+    name: tuple[str, str]  # ("part", suffix): that part's name; ("mod", tail): module + tail
+    planes: tuple[tuple[str, int] | None, ...] | None  # (suffix, broadcast) per plane
+    used: tuple[str, ...]  # the suffixes of the parts the convention consumed
+    shape: tuple[int, ...]
+    source: Source
+    desc: desc_mod.Descriptor | None
+    grade: Grade | None
+    convention: str | None
+    reason: str | None
+    notes: tuple[str, ...]
+
+    def apply(self, ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
+        kind, val = self.name
+        q = QTensor(parts[val] if kind == "part" else mod + val, ctx.role(mod), self.shape,
+                    self.source, self.desc, self.grade, self.convention, self.reason,
+                    notes=list(self.notes))
+        if self.planes is not None:
+            q.planes = [None if p is None else ctx.ref(parts[p[0]], p[1]) for p in self.planes]
+        ctx.add(q, *[parts[suf] for suf in self.used])
+
+
+_DTYPE, _SHAPE = itemgetter(1), itemgetter(2)  # of a StoredTensor
+_UNSEEN = _Plan(("mod", ""), None, (), (), Source.NONE, None, None, None, None, ())
+
+
+def _learn(ctx: Ctx, mod: str, parts: dict[str, str], n_out: int,
+           n_issues: int) -> _Plan | None:
+    """The plan of what ``_module`` just did for ``mod``, or None."""
+    if len(ctx.out) != n_out + 1 or len(ctx.art.issues) != n_issues:
+        return None
+    q = ctx.out[-1]
+    by_name = {n: suf for suf, n in parts.items()}
+    if q.name in by_name:
+        name = ("part", by_name[q.name])
+    elif q.name.startswith(mod):
+        name = ("mod", q.name[len(mod):])
+    else:
+        return None
+    planes: list[tuple[str, int] | None] | None = None
+    if q.planes is not None:
+        planes = []
+        for p in q.planes:
+            suf = by_name.get(p.tensor or "") if p is not None else None
+            if p is not None and suf is None:
+                return None
+            planes.append(None if p is None or suf is None else (suf, p.broadcast))
+    if any(mod in note for note in q.notes):
+        return None  # a note naming the module would name the wrong one
+    plan = _Plan(name, tuple(planes) if planes is not None else None,
+                 tuple(suf for suf, n in parts.items() if n in ctx.used), q.shape, q.source,
+                 q.desc, q.grade, q.convention, q.reason, tuple(q.notes))
+    # the same QTensor again from the plan, field by field, else no plan
+    probe = Ctx(ctx.art, ctx.tensors, ctx.declared, ctx.role, [], set(), ctx.file_of)
+    plan.apply(probe, mod, parts)
+    again = probe.out[0]
+    if (again != q or probe.used != {n for n in parts.values() if n in ctx.used}
+            or q.payload is not None or q.expected_digest is not None
+            or q.expected_gid is not None or q.layouts is not NO_LAYOUTS):
+        return None
+    return plan
 
 
 def _dt(ctx: Ctx, name: str | None) -> str | None:
