@@ -10,6 +10,7 @@ reported as not representable in GRIT v1, with its reason.
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -133,3 +134,11 @@ def logical_shape(ne: Sequence[int]) -> tuple[int, ...]:
     if type(ne) is tuple:
         return ne[::-1]
     return tuple(int(x) for x in reversed(list(ne)))
+
+
+@functools.lru_cache(maxsize=1)
+def block_table() -> bytes:
+    """(elements, bytes) per block of every type code below 64, as two
+    little-endian u32 each, (0, 0) for an unknown or removed type: what the
+    tensor-info walk (gguf_reader) checks each entry's type against."""
+    return b"".join(struct.pack("<II", *(block_size(c) or (0, 0))) for c in range(64))
