@@ -339,3 +339,14 @@ def test_table_matches_gguf_py(tmp_path, n, align):
             assert st_.dtype == t.tensor_type.name
             assert st_.offset == t.data_offset
             assert st_.nbytes == st_.available == t.n_bytes
+
+
+def test_block_table_is_gguf_py_s():
+    """The walk's per-type block sizes: gguf-py's table, (0, 0) for a code
+    it does not know (removed types 4 and 5 among them)."""
+    known = {t.value: GGML_QUANT_SIZES.get(t) for t in GGMLQuantizationType}
+    table = block_table()
+    for code in range(64):
+        want = known.get(code) or {41: (128, 18), 42: (64, 18)}.get(code) or (0, 0)
+        assert struct.unpack_from("<II", table, 8 * code) == want, code
+    assert struct.unpack_from("<II", table, 8 * 12) == (256, 144)  # Q4_K, by the spec of ggml

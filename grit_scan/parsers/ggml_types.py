@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
@@ -127,13 +126,6 @@ def block_size(code: int) -> tuple[int, int] | None:
         return GGML_QUANT_SIZES[T(code)]
     except (ValueError, KeyError):
         return {41: (128, 18), 42: (64, 18)}.get(code)
-
-
-def logical_shape(ne: Sequence[int]) -> tuple[int, ...]:
-    """GGUF dims are ne[0] first (fastest); the logical shape is reversed."""
-    if type(ne) is tuple:
-        return ne[::-1]
-    return tuple(int(x) for x in reversed(list(ne)))
 
 
 @functools.lru_cache(maxsize=1)

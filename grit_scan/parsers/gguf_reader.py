@@ -13,6 +13,7 @@ The ``gguf`` package supplies the type table and constants only.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
 from itertools import chain, islice, repeat
@@ -79,9 +80,9 @@ class GgufHeader:
     data_offset: int = 0
     header_bytes: int = 0
 
-    @property
+    @functools.cached_property
     def types(self) -> dict[str, int]:
-        """Tensor name -> ggml type (built on demand: GRIT-native files only)."""
+        """Tensor name -> ggml type (built once, on demand: GRIT-native files only)."""
         return dict(zip(self.tensors.names, self.codes))
 
 
