@@ -176,9 +176,8 @@ def outcome(path: str) -> tuple[object, ...]:
 WAYS = ["per-entry", "python"] + (["compiled"] if _fnv is not None else [])
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(gguf_files())
-def test_walk_reads_like_the_per_entry_reader(blob):
+def assert_read_alike(blob: bytes) -> tuple[object, ...]:
+    """``blob`` read as a file the three ways: the outcomes are equal."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "x.gguf")
         with open(path, "wb") as f:
@@ -189,9 +188,16 @@ def test_walk_reads_like_the_per_entry_reader(blob):
                 got[way] = outcome(path)
     for way in WAYS[1:]:
         assert got[way] == got["per-entry"], way
+    return got["per-entry"]
 
 
-def test_each_stop_reason_is_named_as_before(tmp_path):
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(gguf_files())
+def test_walk_reads_like_the_per_entry_reader(blob):
+    assert_read_alike(blob)
+
+
+def test_each_stop_reason_is_named_as_before():
     """One file per reason the walk stops at an entry: the message is the
     per-entry reader's, whichever way the table is read."""
     q = "blk.0.q.weight"
@@ -209,19 +215,11 @@ def test_each_stop_reason_is_named_as_before(tmp_path):
         "overlap": [entry(b"a", [64], 0, 0), entry(b"b", [32], 0, 128)],
         "truncated": [entry(b"a", [1 << 20], 0, 0)],
     }
+    issues = {}
     for name, entries in cases.items():
-        p = str(tmp_path / f"{name}.gguf")
-        with open(p, "wb") as f:
-            f.write(header([], entries, 32, 256))
-        got = {}
-        for way in WAYS:
-            with reading(way):
-                got[way] = outcome(p)
-        assert all(got[w] == got["per-entry"] for w in WAYS), name
-        assert got["per-entry"][1], name  # each of these is reported
-    with reading("per-entry"):
-        a = readers.read_gguf(str(tmp_path / "dup.gguf"), "x")
-    assert a.issues[-1].message == f"duplicate tensor name {q!r}"
+        issues[name] = assert_read_alike(header([], entries, 32, 256))[1]
+        assert issues[name], name  # each of these is reported
+    assert issues["dup"][-1][1] == f"duplicate tensor name {q!r}"
 
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
@@ -235,17 +233,7 @@ def test_mutated_fixtures_read_alike(path, data):
     """The committed GGUF files (cut to 64 KiB, as fuzz/make_corpus.py cuts
     them), mutated: the three ways agree."""
     with open(path, "rb") as f:
-        blob = mutate(data.draw, f.read(65536))
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "x.gguf")
-        with open(p, "wb") as f:
-            f.write(blob)
-        got = {}
-        for way in WAYS:
-            with reading(way):
-                got[way] = outcome(p)
-    for way in WAYS[1:]:
-        assert got[way] == got["per-entry"], way
+        assert_read_alike(mutate(data.draw, f.read(65536)))
 
 
 # ------------------------------------------------------------ unit level
