@@ -129,17 +129,236 @@ static PyObject *skip_strings(PyObject *self, PyObject *args) {
     return Py_BuildValue("KK", pos, done);
 }
 
+/* One GGUF tensor-info entry accepted by the walk below (pass 1). */
+typedef struct {
+    Py_ssize_t start;            /* offset of the entry in the buffer */
+    Py_ssize_t name;             /* offset of its name bytes */
+    uint32_t name_len, n_dims, type;
+    Py_ssize_t dims;             /* index of its first dimension in the dims array */
+    uint64_t offset, nbytes;
+} info_t;
+
+/* ``v`` (a new reference, stolen) or the equal object ``memo`` already
+ * holds: a checkpoint repeats a handful of shapes and byte lengths, and
+ * each is one object for all its tensors (issue 15: memory per stored
+ * tensor).  A new reference, or NULL with an exception set. */
+static PyObject *shared(PyObject *memo, PyObject *v) {
+    if (v == NULL) return NULL;
+    PyObject *got = PyDict_SetDefault(memo, v, v);  /* borrowed */
+    Py_XINCREF(got);
+    Py_DECREF(v);
+    return got;
+}
+
+/* gguf_tensor_infos(data, pos, count, alignment, max_rank, max_name, blocks,
+ *                   seen, memo, names, shapes, types, offsets, nbytes)
+ *   -> (pos, done)
+ * Walks up to ``count`` GGUF tensor-info entries (name, n_dims, ne[n_dims],
+ * type, offset) from ``pos`` and appends each to the column lists: the
+ * decoded name (also added to the set ``seen``), its logical shape (ne
+ * reversed, a tuple shared through ``memo`` with every equal shape), its
+ * ggml type, its data offset and its byte length (elements / block
+ * elements * block bytes, an int shared through ``memo``).  ``blocks`` holds
+ * (block elements, block bytes) as two little-endian u32 per type code, 0
+ * for an unknown type.  The walk stops before the first entry it does not
+ * accept whole: one that runs past the buffer, a name of ``max_name`` bytes
+ * or more, not UTF-8 or already in ``seen``, a rank outside 1..max_rank, a
+ * dimension or element count past INT64_MAX, an unknown type, ne[0] not a
+ * multiple of the block, an offset not a multiple of ``alignment``, or a
+ * length past 2^64.  The caller reads that entry with the per-entry reader,
+ * which names the problem (gguf_reader.py; the pure-Python walk there is the
+ * reference this function is tested against).  Pass 1 walks the bytes with
+ * the GIL released; pass 2 builds the objects. */
+static PyObject *gguf_tensor_infos(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    unsigned long long pos, count, alignment, max_rank, max_name;
+    const char *blocks;
+    Py_ssize_t blocks_len;
+    PyObject *seen, *memo, *names, *shapes, *types, *offsets, *nbytes;
+    if (!PyArg_ParseTuple(args, "y*KKKKKy#O!O!O!O!O!O!O!", &buf, &pos, &count, &alignment,
+                          &max_rank, &max_name, &blocks, &blocks_len, &PySet_Type, &seen,
+                          &PyDict_Type, &memo, &PyList_Type, &names, &PyList_Type, &shapes,
+                          &PyList_Type, &types, &PyList_Type, &offsets, &PyList_Type, &nbytes))
+        return NULL;
+    const unsigned char *p = (const unsigned char *)buf.buf;
+    const uint64_t n = (uint64_t)buf.len, n_types = (uint64_t)blocks_len / 8;
+    const u128 i64_max = ((u128)1 << 63) - 1;
+    info_t *ents = NULL;
+    uint64_t *dv = NULL;
+    Py_ssize_t n_ents = 0, cap = 0, n_dv = 0, cap_dv = 0;
+    int oom = 0;
+    if (alignment == 0 || pos > n) count = 0;  /* the caller never passes these */
+    Py_BEGIN_ALLOW_THREADS
+    while ((uint64_t)n_ents < count) {
+        uint64_t q = pos, len, nd, d, off;
+        uint32_t t;
+        if (n - q < 8) break;
+        memcpy(&len, p + q, 8);  /* GGUF is little-endian; so are the hosts we build for */
+        q += 8;
+        if (len >= max_name || n - q < len + 4) break;
+        uint64_t name = q;
+        q += len;
+        uint32_t nd32;
+        memcpy(&nd32, p + q, 4);
+        nd = nd32;
+        q += 4;
+        if (nd < 1 || nd > max_rank || (n - q) / 8 < nd || n - q - 8 * nd < 12) break;
+        if (n_dv + (Py_ssize_t)nd > cap_dv) {
+            Py_ssize_t c = cap_dv ? cap_dv * 2 : 1024;
+            while (c < n_dv + (Py_ssize_t)nd) c *= 2;
+            uint64_t *g = realloc(dv, (size_t)c * sizeof *dv);
+            if (g == NULL) { oom = 1; break; }
+            dv = g;
+            cap_dv = c;
+        }
+        u128 numel = 1;
+        int bad = 0;
+        for (uint64_t k = 0; k < nd; k++) {
+            memcpy(&d, p + q + 8 * k, 8);
+            numel *= d;  /* both <= INT64_MAX here, so the product fits */
+            if ((u128)d > i64_max || numel > i64_max) { bad = 1; break; }
+            dv[n_dv + (Py_ssize_t)(nd - 1 - k)] = d;  /* logical order: ne reversed */
+        }
+        if (bad) break;
+        q += 8 * nd;
+        memcpy(&t, p + q, 4);
+        memcpy(&off, p + q + 4, 8);
+        if (t >= n_types) break;
+        uint32_t bs0, bs1;
+        memcpy(&bs0, blocks + 8 * (uint64_t)t, 4);
+        memcpy(&bs1, blocks + 8 * (uint64_t)t + 4, 4);
+        if (bs0 == 0 || dv[n_dv + (Py_ssize_t)nd - 1] % bs0 || off % alignment) break;
+        u128 size = numel / bs0 * bs1;
+        if (size >> 64) break;
+        if (n_ents == cap) {
+            Py_ssize_t c = cap ? cap * 2 : 1024;
+            info_t *g = realloc(ents, (size_t)c * sizeof *ents);
+            if (g == NULL) { oom = 1; break; }
+            ents = g;
+            cap = c;
+        }
+        info_t *e = &ents[n_ents++];
+        e->start = (Py_ssize_t)pos;
+        e->name = (Py_ssize_t)name;
+        e->name_len = (uint32_t)len;
+        e->n_dims = (uint32_t)nd;
+        e->type = t;
+        e->dims = n_dv;
+        e->offset = off;
+        e->nbytes = (uint64_t)size;
+        n_dv += (Py_ssize_t)nd;
+        pos = q + 12;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *res = NULL;
+    if (oom) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t i;
+    for (i = 0; i < n_ents; i++) {
+        info_t *e = &ents[i];
+        PyObject *s = PyUnicode_DecodeUTF8((const char *)p + e->name, e->name_len, NULL);
+        if (s == NULL) {  /* not UTF-8: the per-entry reader says so */
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) goto done;
+            PyErr_Clear();
+            break;
+        }
+        /* one set lookup, not two: a name already there leaves the size as it was */
+        Py_ssize_t before = PySet_GET_SIZE(seen);
+        if (PySet_Add(seen, s) < 0) { Py_DECREF(s); goto done; }
+        if (PySet_GET_SIZE(seen) == before) {  /* a duplicate: the per-entry reader says so */
+            Py_DECREF(s);
+            break;
+        }
+        int rc0 = PyList_Append(names, s);
+        Py_DECREF(s);
+        if (rc0 < 0) goto done;
+        PyObject *shape = PyTuple_New(e->n_dims);
+        if (shape == NULL) goto done;
+        for (uint32_t k = 0; k < e->n_dims; k++) {
+            PyObject *d = PyLong_FromUnsignedLongLong(dv[e->dims + k]);
+            if (d == NULL) { Py_DECREF(shape); goto done; }
+            PyTuple_SET_ITEM(shape, k, d);
+        }
+        PyObject *sh = shared(memo, shape), *nb = shared(memo, PyLong_FromUnsignedLongLong(e->nbytes));
+        PyObject *ty = PyLong_FromUnsignedLong(e->type), *o = PyLong_FromUnsignedLongLong(e->offset);
+        int rc = (sh == NULL || nb == NULL || ty == NULL || o == NULL
+                  || PyList_Append(shapes, sh) < 0 || PyList_Append(types, ty) < 0
+                  || PyList_Append(offsets, o) < 0 || PyList_Append(nbytes, nb) < 0);
+        Py_XDECREF(sh); Py_XDECREF(nb); Py_XDECREF(ty); Py_XDECREF(o);
+        if (rc) goto done;
+    }
+    res = Py_BuildValue("Kn", (unsigned long long)(i < n_ents ? (uint64_t)ents[i].start : pos),
+                        i);
+done:
+    free(ents);
+    free(dv);
+    PyBuffer_Release(&buf);
+    return res;
+}
+
+/* gguf_packed_starts(offsets, nbytes, alignment, data_offset, size) -> list | None
+ * The absolute start (data_offset + offset) of each tensor when the tensors
+ * are packed in order as ggml writes them (the first at 0, each where the
+ * one before it ends, padded to ``alignment``) and the last ends inside the
+ * file of ``size`` bytes; None otherwise (and for any value past 2^64), when
+ * the caller lays them out one by one and reports what is out of place
+ * (gguf_reader.py; its pure-Python _packed_starts_py is the reference). */
+static PyObject *gguf_packed_starts(PyObject *self, PyObject *args) {
+    PyObject *offsets, *nbytes;
+    unsigned long long alignment, data_offset, size;
+    if (!PyArg_ParseTuple(args, "O!O!KKK", &PyList_Type, &offsets, &PyList_Type, &nbytes,
+                          &alignment, &data_offset, &size))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(offsets);
+    if (PyList_GET_SIZE(nbytes) != n || alignment == 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets and nbytes differ in length, or alignment 0");
+        return NULL;
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    u128 expect = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long o = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(offsets, i));
+        unsigned long long nb = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(nbytes, i));
+        if (PyErr_Occurred()) {  /* negative, past 2^64 or not an int: one by one */
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)
+                    && !PyErr_ExceptionMatches(PyExc_TypeError)) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            PyErr_Clear();
+            goto not_packed;
+        }
+        u128 start = (u128)data_offset + o;
+        if ((u128)o != expect || start + nb > (u128)size) goto not_packed;
+        expect = (u128)o + ((u128)nb + alignment - 1) / alignment * alignment;
+        PyObject *v = PyLong_FromUnsignedLongLong((unsigned long long)start);
+        if (v == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+not_packed:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"fnv1a128_update", fnv1a128_update, METH_VARARGS, "FNV-1a-128 continuing from a state"},
     {"fnv1a128_update2", fnv1a128_update2, METH_VARARGS,
      "two FNV-1a-128 streams over equal-length buffers, interleaved"},
     {"fnv1a64_update", fnv1a64_update, METH_VARARGS, "FNV-1a-64 continuing from a state"},
     {"skip_strings", skip_strings, METH_VARARGS, "walk GGUF strings without decoding"},
+    {"gguf_tensor_infos", gguf_tensor_infos, METH_VARARGS,
+     "walk GGUF tensor-info entries into column lists"},
+    {"gguf_packed_starts", gguf_packed_starts, METH_VARARGS,
+     "absolute tensor starts when the tensors are packed in order"},
     {NULL, NULL, 0, NULL}
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_fnv", "FNV-1a and GGUF string skipping in C", -1, methods
+    PyModuleDef_HEAD_INIT, "_fnv", "FNV-1a, GGUF string skipping and tensor infos in C", -1, methods
 };
 
 PyMODINIT_FUNC PyInit__fnv(void) { return PyModule_Create(&module); }

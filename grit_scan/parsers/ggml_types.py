@@ -10,7 +10,7 @@ reported as not representable in GRIT v1, with its reason.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import struct
 from dataclasses import dataclass
 
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
@@ -128,8 +128,9 @@ def block_size(code: int) -> tuple[int, int] | None:
         return {41: (128, 18), 42: (64, 18)}.get(code)
 
 
-def logical_shape(ne: Sequence[int]) -> tuple[int, ...]:
-    """GGUF dims are ne[0] first (fastest); the logical shape is reversed."""
-    if type(ne) is tuple:
-        return ne[::-1]
-    return tuple(int(x) for x in reversed(list(ne)))
+@functools.lru_cache(maxsize=1)
+def block_table() -> bytes:
+    """(elements, bytes) per block of every type code below 64, as two
+    little-endian u32 each, (0, 0) for an unknown or removed type: what the
+    tensor-info walk (gguf_reader) checks each entry's type against."""
+    return b"".join(struct.pack("<II", *(block_size(c) or (0, 0))) for c in range(64))

@@ -13,11 +13,14 @@ The ``gguf`` package supplies the type table and constants only.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass, field
+from itertools import chain, islice, repeat
+from operator import add, eq, floordiv, itemgetter, mul, neg
 from typing import Any
 
-from ..artifact import Artifact, IssueCode, StoredTensor
+from ..artifact import Artifact, IssueCode, TensorTable
 from ..codec.errors import GritError
 from . import budgets
 from .fileio import SafeFile  # noqa: F401
@@ -69,11 +72,18 @@ class GgufHeader:
     alignment: int
     kv: dict[str, Any] = field(default_factory=dict)
     kv_types: dict[str, int] = field(default_factory=dict)
-    tensors: list[StoredTensor] = field(default_factory=list)
-    types: dict[str, int] = field(default_factory=dict)  # tensor name -> ggml type
-    dims: dict[str, tuple[int, ...]] = field(default_factory=dict)  # ne order
+    # the stored tensors as columns, sorted by name; codes and shapes are
+    # each one's ggml type and logical shape in the same order
+    tensors: TensorTable = field(default_factory=lambda: TensorTable([], [], [], [], [], [], []))
+    codes: list[int] = field(default_factory=list)
+    shapes: list[tuple[int, ...]] = field(default_factory=list)
     data_offset: int = 0
     header_bytes: int = 0
+
+    @functools.cached_property
+    def types(self) -> dict[str, int]:
+        """Tensor name -> ggml type (built once, on demand: GRIT-native files only)."""
+        return dict(zip(self.tensors.names, self.codes))
 
 
 class _Reader:
@@ -228,7 +238,7 @@ def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
 
 
 def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
-    from .ggml_types import block_size, type_name  # gguf is imported for a GGUF only
+    from .ggml_types import block_table  # gguf is imported for a GGUF only
 
     r = _Reader(f)
     if f.size < 4 or r.take(4, "magic") != MAGIC:
@@ -278,61 +288,234 @@ def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
             raise ParseError(f"general.alignment {a!r} must be a u32 power of two up to "
                              f"{MAX_ALIGNMENT:,}")
         h.alignment = a
-    names: set[str] = set()
-    infos: list[tuple[str, tuple[int, ...], int, int, int]] = []
-    for i in range(n_tensors):
-        name = r.string("tensor {} name", arg=i)
-        if name is None:
-            raise ParseError(f"tensor {i} name is longer than {KEEP_STRING} bytes")
-        if name in names:
-            raise ParseError(f"duplicate tensor name {name!r}")
-        names.add(name)
-        if len(name.encode()) >= MAX_NAME:
-            art.issue(IssueCode.NOTE, f"tensor name {name!r} is {len(name.encode())} bytes; "
-                      f"ggml requires fewer than {MAX_NAME}", tensor=name)
-        n_dims = r.u32("{!r} n_dims", name)
-        if not 1 <= n_dims <= budgets.GGUF_RANK.value:
-            raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to "
-                             f"{budgets.GGUF_RANK.value} allowed: the {budgets.GGUF_RANK.name} "
-                             "budget)")
-        ne = r.u64s(n_dims, "{!r} dim", name)
-        numel = 1
-        for d in ne:
-            if d > I64_MAX:
-                raise ParseError(f"tensor {name!r} dimension {d} exceeds INT64_MAX")
-            numel *= d
-            if numel > I64_MAX:
-                raise ParseError(f"tensor {name!r} shape {list(ne)} overflows INT64")
-        ttype = r.u32("{!r} type", name)
-        bs = block_size(ttype)
-        if bs is None or bs[0] == 0:
-            raise ParseError(f"tensor {name!r} has unknown or removed ggml type {ttype}")
-        if ne[0] % bs[0]:
-            raise ParseError(f"tensor {name!r}: ne[0] = {ne[0]} is not a multiple of the "
-                             f"{type_name(ttype)} block size {bs[0]}")
-        offset = r.u64("{!r} offset", name)
-        if offset % h.alignment:
-            raise ParseError(f"tensor {name!r} offset {offset} is not a multiple of the "
-                             f"alignment {h.alignment}")
-        nbytes = numel // bs[0] * bs[1]
-        infos.append((name, ne, ttype, offset, nbytes))
+    cols = _Columns()
+    rank_limit = budgets.GGUF_RANK.value
+    blocks = block_table()
+    seen: set[str] = set()
+    memo: dict[object, Any] = {}  # one object per distinct shape or length
+    i = 0
+    while i < n_tensors:
+        # the entries the window holds whole, in one call (issue 15: a call
+        # per field was most of reading a 100k-tensor header); an entry it
+        # stops at is read by _info, which names the problem or takes it
+        off = r.pos - r.win_start
+        if 0 <= off < len(r.win):
+            new_off, done = _infos(r.win, off, n_tensors - i, h.alignment, rank_limit,
+                                   MAX_NAME, blocks, seen, memo, *cols.lists())
+            if done:
+                r.pos += new_off - off
+                i += done
+                continue
+        _info(r, i, h.alignment, rank_limit, seen, memo, cols, art)
+        i += 1
     h.header_bytes = r.pos
     h.data_offset = -(-r.pos // h.alignment) * h.alignment
-    _lay_out(h, infos, f.size, art)
+    _lay_out(h, cols, f.size, art)
     return h
 
 
-def _lay_out(h: GgufHeader, infos: list[tuple[str, tuple[int, ...], int, int, int]],
-             size: int, art: Artifact) -> None:
-    """Absolute ranges, lengths from the offsets, and contiguity (C's rule)."""
-    from .ggml_types import logical_shape, type_name
+class _Columns:
+    """The tensor-info table as read, in file order: one list per field;
+    shapes are logical (ne reversed), equal shapes and lengths one object."""
 
-    order = sorted(range(len(infos)), key=lambda i: infos[i][3])
+    __slots__ = ("names", "shapes", "types", "offsets", "nbytes")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.shapes: list[tuple[int, ...]] = []
+        self.types: list[int] = []
+        self.offsets: list[int] = []
+        self.nbytes: list[int] = []
+
+    def lists(self) -> tuple[list[str], list[tuple[int, ...]], list[int], list[int], list[int]]:
+        return self.names, self.shapes, self.types, self.offsets, self.nbytes
+
+
+def _info(r: _Reader, i: int, alignment: int, rank_limit: int, seen: set[str],
+          memo: dict[object, Any], cols: _Columns, art: Artifact) -> None:
+    """Tensor-info entry ``i``, field by field: every problem is named here."""
+    from .ggml_types import block_size, type_name
+
+    name = r.string("tensor {} name", arg=i)
+    if name is None:
+        raise ParseError(f"tensor {i} name is longer than {KEEP_STRING} bytes")
+    if name in seen:
+        raise ParseError(f"duplicate tensor name {name!r}")
+    seen.add(name)
+    if len(name.encode()) >= MAX_NAME:
+        art.issue(IssueCode.NOTE, f"tensor name {name!r} is {len(name.encode())} bytes; "
+                  f"ggml requires fewer than {MAX_NAME}", tensor=name)
+    n_dims = r.u32("{!r} n_dims", name)
+    if not 1 <= n_dims <= rank_limit:
+        raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to "
+                         f"{rank_limit} allowed: the {budgets.GGUF_RANK.name} budget)")
+    ne = r.u64s(n_dims, "{!r} dim", name)
+    numel = 1
+    for d in ne:
+        if d > I64_MAX:
+            raise ParseError(f"tensor {name!r} dimension {d} exceeds INT64_MAX")
+        numel *= d
+        if numel > I64_MAX:
+            raise ParseError(f"tensor {name!r} shape {list(ne)} overflows INT64")
+    ttype = r.u32("{!r} type", name)
+    bs = block_size(ttype)
+    if bs is None or bs[0] == 0:
+        raise ParseError(f"tensor {name!r} has unknown or removed ggml type {ttype}")
+    if ne[0] % bs[0]:
+        raise ParseError(f"tensor {name!r}: ne[0] = {ne[0]} is not a multiple of the "
+                         f"{type_name(ttype)} block size {bs[0]}")
+    offset = r.u64("{!r} offset", name)
+    if offset % alignment:
+        raise ParseError(f"tensor {name!r} offset {offset} is not a multiple of the "
+                         f"alignment {alignment}")
+    nbytes = numel // bs[0] * bs[1]
+    shape = ne[::-1]
+    cols.names.append(name)
+    cols.shapes.append(memo.setdefault(shape, shape))
+    cols.types.append(ttype)
+    cols.offsets.append(offset)
+    cols.nbytes.append(memo.setdefault(nbytes, nbytes))
+
+
+_LEN = struct.Struct("<Q").unpack_from
+_RANK = struct.Struct("<I").unpack_from
+_TYPE_OFFSET = struct.Struct("<IQ").unpack_from
+_BLOCK = struct.Struct("<II").unpack_from
+
+
+def _tensor_infos_py(data: bytes, pos: int, count: int, alignment: int, rank_limit: int,
+                     max_name: int, blocks: bytes, seen: set[str], memo: dict[object, Any],
+                     names: list[str], shapes: list[tuple[int, ...]], types: list[int],
+                     offsets: list[int], nbytes: list[int]) -> tuple[int, int]:
+    """The reference for the compiled helper's ``gguf_tensor_infos`` (the
+    fallback when it is not built, and held equal to it by
+    tests/test_gguf_infos.py): up to ``count`` entries that ``data`` holds
+    whole and that raise no question, appended to the columns; it stops
+    before the first entry _info must read (see _fnv.c for the list)."""
+    n = len(data)
+    n_types = len(blocks) // 8
+    done = 0
+    while done < count:
+        q = pos
+        if n - q < 8:
+            break
+        (length,) = _LEN(data, q)
+        q += 8
+        if length >= max_name or n - q < length + 4:
+            break
+        raw = data[q : q + length]
+        q += length
+        (nd,) = _RANK(data, q)
+        q += 4
+        if not 1 <= nd <= rank_limit or (n - q) // 8 < nd or n - q - 8 * nd < 12:
+            break
+        ne = struct.unpack_from(f"<{nd}Q", data, q)
+        numel = 1
+        for d in ne:
+            numel *= d
+            if d > I64_MAX or numel > I64_MAX:
+                break
+        else:
+            q += 8 * nd
+            t, off = _TYPE_OFFSET(data, q)
+            if t >= n_types:
+                break
+            bs0, bs1 = _BLOCK(blocks, 8 * t)
+            if bs0 == 0 or ne[0] % bs0 or off % alignment:
+                break
+            size = numel // bs0 * bs1
+            if size >> 64:
+                break
+            try:
+                name = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                break
+            if name in seen:
+                break
+            seen.add(name)
+            shape = ne[::-1]
+            names.append(name)
+            shapes.append(memo.setdefault(shape, shape))
+            types.append(t)
+            offsets.append(off)
+            nbytes.append(memo.setdefault(size, size))
+            pos = q + 12
+            done += 1
+            continue
+        break
+    return pos, done
+
+
+_infos = _tensor_infos_py if _compiled is None else _compiled.gguf_tensor_infos
+
+
+def _lay_out(h: GgufHeader, c: _Columns, size: int, art: Artifact) -> None:
+    """Absolute ranges, lengths from the offsets, and contiguity (C's rule);
+    then the table, sorted by name."""
+    from .ggml_types import type_name
+
+    n = len(c.names)
+    shapes = c.shapes
+    # packed in order and inside the file, as ggml writes them: nothing to
+    # report, and each tensor holds all its bytes (issue 15: the loop in
+    # _lay_out_each is ~1 us a tensor)
+    starts: list[int] | None = _starts(c.offsets, c.nbytes, h.alignment, h.data_offset, size)
+    available = c.nbytes
+    if starts is None:
+        starts, available = _lay_out_each(h, c, shapes, size, art)
+    order = sorted(range(n), key=c.names.__getitem__)
+    if n > 1 and order != list(range(n)):
+        pick = itemgetter(*order)
+        names: list[str] = list(pick(c.names))
+        shapes, types = list(pick(shapes)), list(pick(c.types))
+        starts, nbytes = list(pick(starts)), list(pick(c.nbytes))
+        available = nbytes if available is c.nbytes else list(pick(available))
+    else:
+        names, types, nbytes = c.names, c.types, c.nbytes
+    dtype = {t: type_name(t) for t in set(types)}
+    h.tensors = TensorTable(names, list(map(dtype.__getitem__, types)),
+                            list(chain.from_iterable(shapes)), list(map(len, shapes)), starts,
+                            nbytes, available)
+    h.codes = types
+    h.shapes = shapes
+
+
+def _packed_starts_py(offsets: list[int], nbytes: list[int], alignment: int,
+                      data_offset: int, size: int) -> list[int] | None:
+    """Each tensor's absolute start when the tensors are packed in order
+    (the first at 0, each where the one before it ends, padded to the
+    alignment) and the last ends inside the file: then _lay_out_each would
+    find nothing to report.  None otherwise.  The reference for the compiled
+    helper's ``gguf_packed_starts`` (tests/test_gguf_infos.py)."""
+    if offsets:
+        a = alignment
+        pads = map(mul, map(neg, map(floordiv, map(neg, nbytes), repeat(a))), repeat(a))
+        if offsets[0] != 0 or not all(map(eq, islice(offsets, 1, None),
+                                          map(add, offsets, pads))):
+            return None
+        if data_offset + offsets[-1] + nbytes[-1] > size:
+            return None
+    return list(map(data_offset.__add__, offsets))
+
+
+_starts = _packed_starts_py if _compiled is None else _compiled.gguf_packed_starts
+
+
+def _lay_out_each(h: GgufHeader, c: _Columns, shapes: list[tuple[int, ...]], size: int,
+                  art: Artifact) -> tuple[list[int], list[int]]:
+    """Each tensor in offset order: where it starts, how many of its bytes
+    the file holds, and an issue for each one out of place or cut short."""
+    from .ggml_types import type_name
+
+    names, offsets, nbytes_ = c.names, c.offsets, c.nbytes
+    n = len(names)
+    starts, available = [0] * n, [0] * n
+    order = sorted(range(n), key=offsets.__getitem__)
     expect = 0
     for rank, i in enumerate(order):
-        name, ne, ttype, offset, nbytes = infos[i]
+        name, offset, nbytes = names[i], offsets[i], nbytes_[i]
         start = h.data_offset + offset
-        nxt = (h.data_offset + infos[order[rank + 1]][3]) if rank + 1 < len(order) else size
+        nxt = (h.data_offset + offsets[order[rank + 1]]) if rank + 1 < n else size
         gap = max(0, min(nxt, size) - start)
         if offset != expect:
             art.issue(IssueCode.BAD_OFFSETS,
@@ -342,17 +525,15 @@ def _lay_out(h: GgufHeader, infos: list[tuple[str, tuple[int, ...], int, int, in
         expect = offset + -(-nbytes // h.alignment) * h.alignment
         if start + nbytes > size:
             art.issue(IssueCode.TRUNCATED,
-                      f"tensor {name!r} ({type_name(ttype)} {list(ne)}) needs {nbytes:,} bytes "
-                      f"but the file ends after {max(0, size - start):,} (truncated file?)",
+                      f"tensor {name!r} ({type_name(c.types[i])} {list(shapes[i][::-1])}) "
+                      f"needs {nbytes:,} bytes but the file ends after "
+                      f"{max(0, size - start):,} (truncated file?)",
                       tensor=name, expected=nbytes, actual=max(0, size - start))
         elif gap < nbytes:
             art.issue(IssueCode.BAD_OFFSETS,
-                      f"tensor {name!r} ({type_name(ttype)} {list(ne)}) needs {nbytes:,} bytes "
-                      f"but the next tensor starts after {gap:,}: the two overlap",
-                      tensor=name, expected=nbytes, actual=gap)
-        st = StoredTensor(name, type_name(ttype), logical_shape(ne), start, nbytes,
-                          min(nbytes, gap))
-        h.tensors.append(st)
-        h.types[name] = ttype
-        h.dims[name] = ne
-    h.tensors.sort(key=lambda s: s.name)
+                      f"tensor {name!r} ({type_name(c.types[i])} {list(shapes[i][::-1])}) "
+                      f"needs {nbytes:,} bytes but the next tensor starts after {gap:,}: "
+                      "the two overlap", tensor=name, expected=nbytes, actual=gap)
+        starts[i] = start
+        available[i] = min(nbytes, gap)
+    return starts, available

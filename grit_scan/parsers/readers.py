@@ -183,41 +183,56 @@ def _ggml_convention(type_name: str) -> str:
 
 
 def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
-    from .ggml_types import MAPPINGS, NOT_REPRESENTABLE, UNQUANTISED, type_name  # gguf: GGUF only
+    from .ggml_types import (  # gguf: GGUF only
+        MAPPINGS,
+        NOT_REPRESENTABLE,
+        UNQUANTISED,
+        GgmlMapping,
+        type_name,
+    )
 
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
     h = _read_header(art, source, gguf_reader.read_header)
     if h is None:
         return art
-    art.tensors = h.tensors
+    table = art.tensors = h.tensors
     art.metadata = _gguf_metadata(h)
     grit = _gguf_grit(art, h)
-    for st in h.tensors:
-        ttype = h.types[st.name]
-        if st.name in grit:
-            art.quantized.append(grit[st.name])
+    # what depends only on the ggml type (and rank) is looked up once and
+    # shared by its tensors; each tensor costs one QTensor and one PlaneRef,
+    # built with positional arguments (issue 15: 100k-tensor GGUFs)
+    mapped: dict[int, tuple[GgmlMapping, dict[int, desc_mod.Descriptor], str]] = {
+        t: (m, {}, _ggml_convention(m.name)) for t, m in MAPPINGS.items()}
+    quantized, unquantized = art.quantized, art.unquantized
+    ggml, none = Source.GGML_TYPE, Source.NONE
+    for name, ttype, shape, offset, available in zip(table.names, h.codes, h.shapes,
+                                                      table.offsets, table.available):
+        if grit and name in grit:
+            quantized.append(grit[name])
             continue
-        m = MAPPINGS.get(ttype)
-        if m is not None:
-            q = QTensor(name=st.name, role=gguf_role(st.name), shape=st.shape,
-                        source=Source.GGML_TYPE, desc=m.descriptor(len(st.shape) - 1),
-                        # one layouts dict per ggml type, shared (never mutated)
-                        grade=m.grade, convention=_ggml_convention(m.name), layouts=m.layouts,
-                        payload=PlaneRef(st.name, st.offset, st.available))
-            art.quantized.append(q)
+        k = mapped.get(ttype)
+        if k is not None:
+            m, descs, conv = k
+            d = descs.get(len(shape))
+            if d is None:
+                d = descs[len(shape)] = m.descriptor(len(shape) - 1)
+            # one layouts dict per ggml type, shared (never mutated)
+            quantized.append(QTensor(name, gguf_role(name), shape, ggml, d, m.grade, conv, None,
+                                     PlaneRef(name, offset, available), None, None, None,
+                                     m.layouts))
             continue
         tn = type_name(ttype)
         if ttype in UNQUANTISED:
-            art.unquantized[tn] = art.unquantized.get(tn, 0) + 1
+            unquantized[tn] = unquantized.get(tn, 0) + 1
             continue
         reason = NOT_REPRESENTABLE.get(tn, f"ggml type {tn} has no GRIT v1 mapping")
         clause = "§0.3(b)" if "§0.3b" in reason or "codebook" in reason else "§2.4"
-        q = QTensor(name=st.name, role=gguf_role(st.name), shape=st.shape, source=Source.NONE,
+        q = QTensor(name=name, role=gguf_role(name), shape=shape, source=none,
                     convention=f"ggml:{tn}", reason=f"ggml {tn}: {reason}",
-                    payload=PlaneRef(st.name, st.offset, st.available))
-        art.quantized.append(q)
-        art.issue(IssueCode.NOT_REPRESENTABLE, f"{st.name}: ggml {tn}: {reason}",
-                  tensor=st.name, clause=clause, convention=f"ggml:{tn}")
+                    payload=PlaneRef(name, offset, available))
+        quantized.append(q)
+        art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: ggml {tn}: {reason}",
+                  tensor=name, clause=clause, convention=f"ggml:{tn}")
     return art
 
 
