@@ -101,8 +101,16 @@ class StoredTensor(NamedTuple):
     available: int  # how many of those bytes the file actually holds
 
 
-def _int64(xs: Sequence[int]) -> array[int]:
-    return xs if isinstance(xs, array) and xs.typecode == "q" else array("q", xs)
+def _int64(xs: Sequence[int]) -> Sequence[int]:
+    """``xs`` as an int64 array, or as it is when a value does not fit (a
+    hostile GGUF may state u64 sizes and offsets: they are reported, and
+    kept exact)."""
+    if isinstance(xs, array) and xs.typecode == "q":
+        return xs
+    try:
+        return array("q", xs)
+    except OverflowError:
+        return xs
 
 
 class TensorTable(Sequence[StoredTensor]):
