@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from json.encoder import encode_basestring_ascii as _string
+from operator import attrgetter
 from typing import Any
 
 from .._version import __version__
@@ -46,16 +47,29 @@ def _tensor_json(q: QTensor) -> dict[str, Any]:
     }
 
 
-def _tensor_text(q: QTensor, nl: str) -> str:
+class _TensorText:
     """``_tensor_json(q)``'s text at indentation ``nl``: the name and role,
     then the rest of the record, which is the same text for every tensor of
-    one (grade, descriptor, shape, source, convention, reason) and
-    memoised (issue 15: one record per quantised tensor)."""
-    inner = nl + "  "
-    return ("{" + inner + '"name": ' + _string(q.name) + "," + inner + '"role": '
-            + _string(q.role) + ","
-            + _tensor_tail(q.grade, q.desc, tuple(q.shape), q.source, q.convention, q.reason,
-                           nl)[1:])
+    one (grade, descriptor, shape, source, convention, reason) and is kept
+    per document (issue 15: one record per quantised tensor).  Keyed by the
+    identity of the shared objects, which the memo holds so that an id is
+    never reused while its entry lives."""
+
+    __slots__ = ("memo",)
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[Any, ...], tuple[str, tuple[object, ...]]] = {}
+
+    def __call__(self, q: QTensor, nl: str) -> str:
+        key = (id(q.grade), id(q.desc), q.shape, id(q.source), q.convention, q.reason, nl)
+        hit = self.memo.get(key)
+        if hit is None:
+            tail = _tensor_tail(q.grade, q.desc, tuple(q.shape), q.source, q.convention,
+                                q.reason, nl)[1:]
+            hit = self.memo[key] = (tail, (q.grade, q.desc, q.source))
+        inner = nl + "  "
+        return ("{" + inner + '"name": ' + _string(q.name) + "," + inner + '"role": '
+                + _string(q.role) + "," + hit[0])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -67,15 +81,27 @@ def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int,
                      "source": source.value, "convention": convention, "reason": reason}, nl)
 
 
+_GRADE, _SOURCE, _CONVENTION = (attrgetter("grade"), attrgetter("source"),
+                                attrgetter("convention"))
+
+
 def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     grades: Counter[tuple[str, str | None, str]] = Counter()
     sources: Counter[str] = Counter()
-    for q in a.quantized:
-        sources[q.source.value] += 1
-        if q.grade is not None:
-            grades[(q.grade.canonical, q.grade.name, f"0x{q.grade.grade_id:016x}")] += 1
-        elif q.convention:
-            grades[(q.convention, None, "")] += 1
+    # counted per (grade object, source, convention) at C speed, then named
+    # (issue 15); first-seen order is kept, so ties sort as before
+    qs = a.quantized
+    gs, ss = list(map(_GRADE, qs)), list(map(_SOURCE, qs))
+    grade_of: dict[int, Grade | None] = dict(zip(map(id, gs), gs))
+    source_of: dict[int, Source] = dict(zip(map(id, ss), ss))
+    for (g_id, s_id, conv), n in Counter(zip(map(id, gs), map(id, ss),
+                                             map(_CONVENTION, qs))).items():
+        g = grade_of[g_id]
+        sources[source_of[s_id].value] += n
+        if g is not None:
+            grades[(g.canonical, g.name, f"0x{g.grade_id:016x}")] += n
+        elif conv:
+            grades[(conv, None, "")] += n
     md = {k: v for k, v in a.metadata.items() if isinstance(v, (str, int, float, list))}
     return {
         "path": a.path, "format": a.format.value, "parsed": a.parsed, "size": a.size,
@@ -88,7 +114,7 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
         "declared_mix": declared_mix(a),
         "metadata": md,
         "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
-        "tensors": (Lazy(a.quantized, _tensor_json, _tensor_text) if lazy
+        "tensors": (Lazy(a.quantized, _tensor_json, _TensorText()) if lazy
                     else [_tensor_json(q) for q in a.quantized]),
     }
 
