@@ -12,12 +12,18 @@ from __future__ import annotations
 import functools
 import struct
 from dataclasses import dataclass
-
-from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+from typing import TYPE_CHECKING
 
 from ..codec import descriptor as desc_mod
 from ..codec.grade import GRADE_MXFP4, GRADE_Q4KS, Grade, parse_grade
 from ..codec.placement import BLOCK_AOS, UNSPECIFIED, expression_word, layout_word
+from .gguf_constants import constants
+
+if TYPE_CHECKING:
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+else:  # gguf's type table, from gguf.constants alone (gguf_constants: no numpy)
+    GGML_QUANT_SIZES = constants().GGML_QUANT_SIZES
+    GGMLQuantizationType = constants().GGMLQuantizationType
 
 T = GGMLQuantizationType
 

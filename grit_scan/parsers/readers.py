@@ -248,9 +248,9 @@ def _gguf_metadata(h: gguf_reader.GgufHeader) -> dict[str, Any]:
     ft = md.get("general.file_type")
     if isinstance(ft, int):
         try:
-            import gguf
+            from .gguf_constants import constants
 
-            md["file_type_name"] = gguf.LlamaFileType(ft).name.removeprefix("MOSTLY_")
+            md["file_type_name"] = constants().LlamaFileType(ft).name.removeprefix("MOSTLY_")
         except ValueError:
             md["file_type_name"] = f"file type {ft}"
     return md
