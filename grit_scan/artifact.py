@@ -274,6 +274,12 @@ class Artifact:
             return self.tensors.names
         return [t.name for t in self.tensors]
 
+    def tensor_dtypes(self) -> Sequence[str]:
+        """The stored tensors' dtypes (columns: no records are built)."""
+        if isinstance(self.tensors, TensorTable):
+            return self.tensors.dtypes
+        return [t.dtype for t in self.tensors]
+
     def tensor_kinds(self) -> Iterable[tuple[str, str, int]]:
         """(name, dtype, rank) of every stored tensor, from the columns when
         there are columns (no records are built)."""

@@ -105,8 +105,7 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         # nothing here can be quantised (no convention uses only float
         # dtypes): counted from the dtype columns, no records built
         for a in members:
-            _add_counts(a, Counter(a.tensors.dtypes) if isinstance(a.tensors, TensorTable)
-                        else Counter(t.dtype for t in a.tensors))
+            _add_counts(a, Counter(a.tensor_dtypes()))
         return
     if len(members) == 1:
         a = members[0]
@@ -151,16 +150,12 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
                 a.unquantized[t.dtype] = a.unquantized.get(t.dtype, 0) + 1
         return
     for a in members:  # no name in two shards: each shard's own columns
-        names = a.tensor_names()
-        dtypes = (a.tensors.dtypes if isinstance(a.tensors, TensorTable)
-                  else [t.dtype for t in a.tensors])
-        _add_counts(a, Counter(compress(dtypes, map(not_, map(used.__contains__, names)))))
+        unused = map(not_, map(used.__contains__, a.tensor_names()))
+        _add_counts(a, Counter(compress(a.tensor_dtypes(), unused)))
 
 
 def _only_floats(a: Artifact) -> bool:
-    dtypes = (a.tensors.dtypes if isinstance(a.tensors, TensorTable)
-              else [t.dtype for t in a.tensors])
-    return set(dtypes) <= conventions.UNQUANTISED
+    return set(a.tensor_dtypes()) <= conventions.UNQUANTISED
 
 
 def _disjoint(members: Sequence[Artifact]) -> bool:
