@@ -245,11 +245,10 @@ def _module(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
 
 
 def _q(ctx: Ctx, mod: str, name: str, shape: tuple[int, ...], grade: Grade | None,
-       convention: str, group_axis: int = -1, **placements: int) -> QTensor:
+       convention: str, group_axis: int = -1) -> QTensor:
     d = None
     if grade is not None:
-        ga = group_axis % len(shape) if shape else 0
-        d = desc_mod.from_grade(grade, ga, **placements) if placements else _desc(grade, ga)
+        d = _desc(grade, group_axis % len(shape) if shape else 0)
     return QTensor(name=name, role=ctx.role(mod), shape=shape,
                    source=Source.INFERRED if grade is not None else Source.NONE,
                    desc=d, grade=grade, convention=convention)
