@@ -232,7 +232,8 @@ class QTensor:
     # layout expressions by placement word (§5.3); usually one mapping per
     # file or ggml type, shared by its tensors and never mutated
     layouts: Mapping[int, str] = field(default_factory=lambda: NO_LAYOUTS)
-    notes: list[str] = field(default_factory=list)
+    # a tuple: most tensors have none, and one empty tuple serves them all
+    notes: tuple[str, ...] = ()
     declared: dict[str, Any] | None = None  # the declared quantisation that applies
 
     @property

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import sys
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import compress
 from math import prod
-from operator import itemgetter, not_
 
 from ..artifact import (
     NO_LAYOUTS,
@@ -26,6 +26,7 @@ from ..artifact import (
     QTensor,
     Source,
     StoredTensor,
+    TensorTable,
 )
 from ..codec import descriptor as desc_mod
 from ..codec.check import expected_plane_sizes
@@ -39,80 +40,171 @@ FP8 = {"F8_E4M3", "F8_E5M2"}
 SCALE_TOKENS = {"F32": "binary32", "F16": "binary16", "BF16": "bfloat16"}
 
 
+class Columns:
+    """The stored tensors conventions are inferred over (one file, or a
+    model's shards one after the other), as columns.  A module's records are
+    built when the module is looked at, never all at once: a 500-shard model
+    would otherwise hold a record, its ints and two dict entries per stored
+    tensor at the scan's peak (issue 15: memory per stored tensor)."""
+
+    __slots__ = ("names", "dtypes", "shapes", "offsets", "nbytes", "available", "_files",
+                 "_starts", "_index")
+
+    def __init__(self, names: list[str], dtypes: Sequence[str],
+                 shapes: Sequence[tuple[int, ...]], offsets: Sequence[int],
+                 nbytes: Sequence[int], available: Sequence[int],
+                 files: Sequence[str | None] = (None,), starts: Sequence[int] = (0,)) -> None:
+        self.names, self.dtypes, self.shapes = names, dtypes, shapes
+        self.offsets, self.nbytes, self.available = offsets, nbytes, available
+        # the file of each run of columns from the position in ``starts``
+        # (None: the artifact's own): a model's shards one after the other
+        self._files, self._starts = list(files), list(starts)
+        self._index: dict[str, int] | None = None
+
+    @classmethod
+    def of(cls, tensors: Sequence[StoredTensor] | Mapping[str, StoredTensor]) -> Columns:
+        """The columns of one file's tensors, in their order (a TensorTable's
+        are taken as they are)."""
+        if isinstance(tensors, TensorTable):
+            return cls(tensors.names, tensors.dtypes, tensors.shapes(), tensors.offsets,
+                       tensors.nbytes, tensors.available)
+        rows = list(tensors.values()) if isinstance(tensors, Mapping) else list(tensors)
+        return cls([t.name for t in rows], [t.dtype for t in rows], [t.shape for t in rows],
+                   [t.offset for t in rows], [t.nbytes for t in rows],
+                   [t.available for t in rows])
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def file(self, g: int) -> str | None:
+        """The file holding the tensor at position ``g``."""
+        files = self._files
+        return files[0] if len(files) == 1 else files[bisect_right(self._starts, g) - 1]
+
+    def row(self, g: int) -> StoredTensor:
+        return StoredTensor(self.names[g], self.dtypes[g], self.shapes[g], self.offsets[g],
+                            self.nbytes[g], self.available[g])
+
+    def index(self) -> dict[str, int]:
+        """name -> position, built on first use (few scans need it)."""
+        if self._index is None:
+            self._index = dict(zip(self.names, range(len(self.names))))
+        return self._index
+
+
+def used_mask(cols: Columns, names: Iterable[str]) -> bytearray:
+    """``infer``'s ``used`` argument: 1 at the position of each of ``names``
+    (the tensors a GRIT header already describes)."""
+    mask = bytearray(len(cols))
+    names = set(names)
+    if names:
+        at = cols.index()
+        for n in names:
+            if n in at:
+                mask[at[n]] = 1
+    return mask
+
+
 @dataclass
 class Ctx:
     art: Artifact
-    tensors: Mapping[str, StoredTensor]
+    cols: Columns
     declared: Declared | None
     role: Callable[[str], str]
     out: list[QTensor]
-    used: set[str]
-    file_of: Callable[[str], str | None] | None = None  # tensor -> file, across shards
+    used: bytearray  # 1 at the position of every tensor a convention consumed
+    # the module being looked at: its parts' records and positions, by name
+    tensors: dict[str, StoredTensor] = field(default_factory=dict)
+    at: dict[str, int] = field(default_factory=dict)
+    # one int object per distinct byte length among the planes referenced
+    # (a model repeats a handful): memory per quantised tensor, issue 15
+    lengths: dict[int, int] = field(default_factory=dict)
+
+    def look_at(self, sufs: tuple[str, ...], gs: tuple[int, ...]) -> dict[str, str]:
+        """Make the module whose parts are ``sufs`` at positions ``gs`` the
+        one looked at; returns its parts by name (suffix -> tensor name)."""
+        names = list(map(self.cols.names.__getitem__, gs))
+        self.at = dict(zip(names, gs))
+        self.tensors = dict(zip(names, map(self.cols.row, gs)))
+        return dict(zip(sufs, names))
 
     def ref(self, name: str, broadcast: int = 1) -> PlaneRef:
-        st = self.tensors[name]
-        file = self.file_of(name) if self.file_of is not None else None
-        return PlaneRef(name, st.offset, st.available, broadcast, file)
+        return self.ref_at(self.at[name], broadcast)
+
+    def ref_at(self, g: int, broadcast: int = 1) -> PlaneRef:
+        c = self.cols
+        n = c.available[g]
+        return PlaneRef(c.names[g], c.offsets[g], self.lengths.setdefault(n, n), broadcast,
+                        c.file(g))
 
     def add(self, q: QTensor, *names: str) -> None:
         q.declared = self.declared
         self.out.append(q)
-        self.used.update(filter(None, names))
+        for n in names:
+            if n:
+                self.used[self.at[n]] = 1
 
 
-def infer(art: Artifact, tensors: Mapping[str, StoredTensor], used: set[str],
-          declared: Declared | None, role: Callable[[str], str],
-          file_of: Callable[[str], str | None] | None = None) -> list[QTensor]:
-    """QTensors for every recognised convention; marks consumed tensor names
-    in ``used`` and counts the unquantised remainder on ``art``.  ``file_of``
-    gives each tensor's file when ``tensors`` are a model's shards merged
-    (parsers/models.py): a module may keep its weight and scales in
-    different shards."""
-    if not used:
-        counts = Counter(map(itemgetter(1), tensors.values()))  # dtype of each
+UNUSED = bytes.maketrans(b"\x00\x01", b"\x01\x00")  # a used mask -> its unused mask
+
+
+def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | None,
+          role: Callable[[str], str]) -> list[QTensor]:
+    """QTensors for every recognised convention; marks consumed tensors in
+    ``used`` (one byte per column position, 1 for the tensors a GRIT header
+    already describes) and counts the unquantised remainder on ``art``.
+    ``cols`` may be a model's shards one after the other (parsers/models.py):
+    a module may keep its weight and scales in different shards."""
+    if not any(used):
+        counts = Counter(cols.dtypes)
         if set(counts) <= UNQUANTISED:
             # nothing here can be quantised: no convention uses only float dtypes
             for dt, n in counts.items():
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
             return []
-    names = list(compress(tensors, map(not_, map(used.__contains__, tensors)))
-                 ) if used else list(tensors)
-    modules: dict[str, dict[str, str]] = {}
-    for name, (mod, suf) in zip(names, map(split_name, names)):
+        at: Iterable[int] = range(len(cols))
+        names: Iterable[str] = cols.names
+    else:
+        unused = used.translate(UNUSED)
+        at, names = compress(range(len(cols)), unused), compress(cols.names, unused)
+    # module -> (suffix, position, suffix, position, ...) in listing order: a
+    # flat tuple is a third of a dict's size, and a 500-shard model holds one
+    # per module at the scan's peak (issue 15: memory per stored tensor)
+    modules: dict[str, tuple[str | int, ...]] = {}
+    for g, (mod, suf) in zip(at, map(split_name, names)):
         got = modules.get(mod)
-        if got is None:
-            modules[mod] = {suf: name}
-        else:
-            got[suf] = name
-    ctx = Ctx(art, tensors, declared, role, [], used, file_of)
+        modules[mod] = (suf, g) if got is None else got + (suf, g)
+    ctx = Ctx(art, cols, declared, role, [], used)
     plans: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, ...], ...]],
                 _Plan | None] = {}
-    row = tensors.__getitem__
+    dtype_at, shape_at = cols.dtypes.__getitem__, cols.shapes.__getitem__
     for mod in sorted(modules):
-        parts = modules[mod]
+        flat = modules[mod]
+        sufs: tuple[str, ...] = flat[0::2]  # type: ignore[assignment]
+        gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         # the signature: suffixes, dtypes and shapes in the parts' order (a
         # module listing them in another order is another signature)
-        rows = list(map(row, parts.values()))
-        key = (tuple(parts), tuple(map(_DTYPE, rows)), tuple(map(_SHAPE, rows)))
+        key = (sufs, tuple(map(dtype_at, gs)), tuple(map(shape_at, gs)))
         plan = plans.get(key, _UNSEEN)
         if plan is _UNSEEN:
             n_out, n_issues = len(ctx.out), len(art.issues)
-            _module(ctx, mod, parts)
-            plans[key] = _learn(ctx, mod, parts, n_out, n_issues)
+            _module(ctx, mod, ctx.look_at(sufs, gs))
+            plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
         elif plan is None:
-            _module(ctx, mod, parts)
+            _module(ctx, mod, ctx.look_at(sufs, gs))
         else:
-            plan.apply(ctx, mod, parts)
+            plan.apply(ctx, mod, gs)
     # what no convention consumed, in the order the tensors are listed
-    rest = list(compress(tensors.values(), map(not_, map(used.__contains__, tensors))))
-    counts = Counter(map(itemgetter(1), rest))  # dtype of each
+    unused = used.translate(UNUSED)
+    counts = Counter(compress(cols.dtypes, unused))
     for dt, n in counts.items():
         art.unquantized[dt] = art.unquantized.get(dt, 0) + n
     if not FP8.isdisjoint(counts):
-        for st in rest:
-            if st.dtype in FP8:
-                art.issue(IssueCode.NOTE, f"{st.dtype} tensor {st.name!r} has no scale tensor "
-                          "beside it; its quantisation is not described", tensor=st.name)
+        for g in compress(range(len(cols)), unused):
+            if cols.dtypes[g] in FP8:
+                art.issue(IssueCode.NOTE, f"{cols.dtypes[g]} tensor {cols.names[g]!r} has no "
+                          "scale tensor beside it; its quantisation is not described",
+                          tensor=cols.names[g])
     return ctx.out
 
 
@@ -131,9 +223,12 @@ class _Plan:
     (``_learn`` checks it field by field); any other signature goes through
     ``_module`` every time."""
 
-    name: tuple[str, str]  # ("part", suffix): that part's name; ("mod", tail): module + tail
-    planes: tuple[tuple[str, int] | None, ...] | None  # (suffix, broadcast) per plane
-    used: tuple[str, ...]  # the suffixes of the parts the convention consumed
+    # parts are named by their place in the module's listing, which the
+    # signature fixes along with each part's suffix
+    part: int  # the part whose name the QTensor takes; -1: module name + ``tail``
+    tail: str
+    planes: tuple[tuple[int, int] | None, ...] | None  # (part, broadcast) per plane
+    used: tuple[int, ...]  # the parts the convention consumed
     shape: tuple[int, ...]
     source: Source
     desc: desc_mod.Descriptor | None
@@ -142,51 +237,53 @@ class _Plan:
     reason: str | None
     notes: tuple[str, ...]
 
-    def apply(self, ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
-        kind, val = self.name
-        q = QTensor(parts[val] if kind == "part" else mod + val, ctx.role(mod), self.shape,
-                    self.source, self.desc, self.grade, self.convention, self.reason,
-                    notes=list(self.notes))
+    def apply(self, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
+        q = QTensor(ctx.cols.names[gs[self.part]] if self.part >= 0 else mod + self.tail,
+                    ctx.role(mod), self.shape, self.source, self.desc, self.grade,
+                    self.convention, self.reason, notes=self.notes, declared=ctx.declared)
         if self.planes is not None:
-            q.planes = [None if p is None else ctx.ref(parts[p[0]], p[1]) for p in self.planes]
-        ctx.add(q, *[parts[suf] for suf in self.used])
+            ref = ctx.ref_at
+            q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
+        ctx.out.append(q)
+        for k in self.used:
+            ctx.used[gs[k]] = 1
 
 
-_DTYPE, _SHAPE = itemgetter(1), itemgetter(2)  # of a StoredTensor
-_UNSEEN = _Plan(("mod", ""), None, (), (), Source.NONE, None, None, None, None, ())
+_UNSEEN = _Plan(-1, "", None, (), (), Source.NONE, None, None, None, None, ())
 
 
-def _learn(ctx: Ctx, mod: str, parts: dict[str, str], n_out: int,
+def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
            n_issues: int) -> _Plan | None:
-    """The plan of what ``_module`` just did for ``mod``, or None."""
+    """The plan of what ``_module`` just did for ``mod`` (whose parts are at
+    positions ``gs``), or None."""
     if len(ctx.out) != n_out + 1 or len(ctx.art.issues) != n_issues:
         return None
     q = ctx.out[-1]
-    by_name = {n: suf for suf, n in parts.items()}
-    if q.name in by_name:
-        name = ("part", by_name[q.name])
-    elif q.name.startswith(mod):
-        name = ("mod", q.name[len(mod):])
-    else:
-        return None
-    planes: list[tuple[str, int] | None] | None = None
+    names = ctx.cols.names
+    by_name = {names[g]: k for k, g in enumerate(gs)}
+    part, tail = by_name.get(q.name, -1), ""
+    if part < 0:
+        if not q.name.startswith(mod):
+            return None
+        tail = q.name[len(mod):]
+    planes: list[tuple[int, int] | None] | None = None
     if q.planes is not None:
         planes = []
         for p in q.planes:
-            suf = by_name.get(p.tensor or "") if p is not None else None
-            if p is not None and suf is None:
+            k = by_name.get(p.tensor or "") if p is not None else None
+            if p is not None and k is None:
                 return None
-            planes.append(None if p is None or suf is None else (suf, p.broadcast))
+            planes.append(None if p is None or k is None else (k, p.broadcast))
     if any(mod in note for note in q.notes):
         return None  # a note naming the module would name the wrong one
-    plan = _Plan(name, tuple(planes) if planes is not None else None,
-                 tuple(suf for suf, n in parts.items() if n in ctx.used), q.shape, q.source,
-                 q.desc, q.grade, q.convention, q.reason, tuple(q.notes))
+    used = tuple(k for k, g in enumerate(gs) if ctx.used[g])
+    plan = _Plan(part, tail, tuple(planes) if planes is not None else None, used, q.shape,
+                 q.source, q.desc, q.grade, q.convention, q.reason, tuple(q.notes))
     # the same QTensor again from the plan, field by field, else no plan
-    probe = Ctx(ctx.art, ctx.tensors, ctx.declared, ctx.role, [], set(), ctx.file_of)
-    plan.apply(probe, mod, parts)
+    probe = Ctx(ctx.art, ctx.cols, ctx.declared, ctx.role, [], bytearray(len(ctx.used)))
+    plan.apply(probe, mod, gs)
     again = probe.out[0]
-    if (again != q or probe.used != {n for n in parts.values() if n in ctx.used}
+    if (again != q or tuple(k for k, g in enumerate(gs) if probe.used[g]) != used
             or q.payload is not None or q.expected_digest is not None
             or q.expected_gid is not None or q.layouts is not NO_LAYOUTS):
         return None
@@ -290,8 +387,8 @@ def _gpt_oss(ctx: Ctx, mod: str, blocks: str, scales: str) -> None:
     q = _q(ctx, mod, mod, shape, GRADE_MXFP4, "gpt-oss-mxfp4")
     q.planes = [ctx.ref(blocks), ctx.ref(scales), None, None]
     if tuple(b.shape[:-1]) != tuple(s.shape):
-        q.notes.append(f"blocks.shape[:-1] {list(b.shape[:-1])} != scales.shape "
-                       f"{list(s.shape)} (transformers asserts they are equal)")
+        q.notes += (f"blocks.shape[:-1] {list(b.shape[:-1])} != scales.shape "
+                       f"{list(s.shape)} (transformers asserts they are equal)",)
     ctx.add(q, blocks, scales)
 
 
@@ -329,8 +426,8 @@ def _nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who: str
     q = _q(ctx, mod, name, shape, GRADE_NVF4, sys.intern(f"{who}-nvfp4"))
     q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob) if glob else None, None]
     if glob is None:
-        q.notes.append("the per-tensor global scale tensor is missing: decode would use a "
-                       "wrong scale (transformers#48372)")
+        q.notes += ("the per-tensor global scale tensor is missing: decode would use a "
+                       "wrong scale (transformers#48372)",)
     ctx.add(q, data, scale, glob or "")
 
 
@@ -407,7 +504,7 @@ def _fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str],
     q = _q(ctx, mod, w, tuple(wt.shape), plan.grade, plan.convention)
     q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
     if plan.note is not None:
-        q.notes.append(plan.note)
+        q.notes += (plan.note,)
     ctx.add(q, w, sc, *[parts[s] for s in (".input_scale",) if s in parts])
 
 
@@ -518,8 +615,8 @@ def _ct_int(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str]) -> None:
     q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None,
                 ctx.ref(zp, lay.broadcast) if zp else None]
     if isinstance(bits, int) and bits < 8:
-        q.notes.append(f"{bits}-bit values stored one per byte, sign-extended: each byte is "
-                       "the s8 code of its value")
+        q.notes += (f"{bits}-bit values stored one per byte, sign-extended: each byte is "
+                       "the s8 code of its value",)
     ctx.add(q, *names)
 
 
@@ -532,7 +629,7 @@ def _not(ctx: Ctx, mod: str, name: str, shape: tuple[int, ...], convention: str,
     q = _q(ctx, mod, name, shape, grade, convention, group_axis)
     q.source = Source.NONE if grade is None else Source.INFERRED
     q.reason = reason
-    q.notes.append(reason)
+    q.notes += (reason,)
     ctx.add(q, *names)
     ctx.art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: {reason}", tensor=name,
                   clause=clause, convention=convention, **detail)
@@ -666,15 +763,15 @@ def _gptq_awq(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:
                  group_axis=0, **detail)
     q.planes = [ctx.ref(qw), ctx.ref(sc), None, ctx.ref(qz) if qz else None]
     if convention == "awq":
-        q.notes.append("AWQ's [0,2,4,6,1,3,5,7] nibble interleave is the placement "
-                       "Perm([0,2,4,6,1,3,5,7]) (§3.5); the zero points are what v1 cannot hold")
+        q.notes += ("AWQ's [0,2,4,6,1,3,5,7] nibble interleave is the placement "
+                       "Perm([0,2,4,6,1,3,5,7]) (§3.5); the zero points are what v1 cannot hold",)
     if convention == "gptq" and decl.get("desc_act"):
         ctx.art.issue(IssueCode.NOT_REPRESENTABLE,
                       f"{mod}.weight: GPTQ act-order (desc_act=true) assigns columns to groups "
                       "through g_idx; §3.7 grouping is contiguous, so it is not expressible "
                       "(§0.3(c))", tensor=mod + ".weight", clause="§0.3(c)", convention="gptq")
     if convention == "gptq":
-        q.notes.append("zero points: v1 'gptq' stores z-1 (ZP_MINUS1), 'gptq_v2' stores z")
+        q.notes += ("zero points: v1 'gptq' stores z-1 (ZP_MINUS1), 'gptq_v2' stores z",)
 
 
 def _gptq8(ctx: Ctx, mod: str, shape: tuple[int, int], convention: str, grade: Grade,
@@ -692,7 +789,7 @@ def _gptq8(ctx: Ctx, mod: str, shape: tuple[int, int], convention: str, grade: G
            "(4 input rows per int32 word) as a placement (§5), so it infers no descriptor")
     q = _q(ctx, mod, mod + ".weight", shape, None, convention, group_axis=0)
     q.reason = why
-    q.notes.append(why)
-    q.notes.append(f"would be {grade} with a word-packing placement")
+    q.notes += (why,)
+    q.notes += (f"would be {grade} with a word-packing placement",)
     ctx.add(q, *names)
     ctx.art.issue(IssueCode.NOTE, f"{mod}.weight: {why}", tensor=mod + ".weight", **detail)

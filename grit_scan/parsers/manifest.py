@@ -108,7 +108,7 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any) -> QTensor | None:
     dg = t.get("digest")
     if isinstance(dg, str) and _HEX32.fullmatch(dg):
         q.expected_digest = bytes.fromhex(dg)
-    q.notes.append(f"file={rel}")
+    q.notes += (f"file={rel}",)
     return q
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from itertools import compress
-from operator import not_
+from itertools import accumulate, chain, compress
 
-from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, StoredTensor, TensorTable
+from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, TensorTable
 from ..names import Declared
 from . import conventions
 
@@ -109,49 +109,71 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         return
     if len(members) == 1:
         a = members[0]
-        a.quantized.extend(conventions.infer(a, _tensors(a), a.claimed, declared, role))
+        cols = conventions.Columns.of(a.tensors)
+        a.quantized.extend(conventions.infer(a, cols, conventions.used_mask(cols, a.claimed),
+                                             declared, role))
         return
-    merged: dict[str, StoredTensor] = {}
-    path_of: dict[str, str] = {}  # tensor -> the abs_path of the shard holding it
+    overlap = not _disjoint(members)
+    cols = _columns(members, overlap)
+    used = conventions.used_mask(cols, set().union(*(a.claimed for a in members)))
     by_path = {a.abs_path: a for a in members}
-    used: set[str] = set()
-    overlap = False
-    for a in members:
-        used |= a.claimed
-        if isinstance(a.tensors, TensorTable) and merged.keys().isdisjoint(a.tensors.names):
-            # the usual case, at C speed, with no per-shard map built (issue 15)
-            merged.update(zip(a.tensors.names, a.tensors.iter_rows()))
-            path_of.update(dict.fromkeys(a.tensors.names, a.abs_path))
-            continue
-        tensors = _tensors(a)
-        if merged.keys().isdisjoint(tensors):
-            merged.update(tensors)
-            path_of.update(dict.fromkeys(tensors, a.abs_path))
-            continue
-        overlap = True
-        for name, t in tensors.items():
-            if name not in merged:  # a duplicate is the index rule's business
-                merged[name] = t
-                path_of[name] = a.abs_path
     sink = Artifact(path=members[0].path, abs_path="", format=Format.SAFETENSORS)
-    qs = conventions.infer(sink, merged, used, declared, role, path_of.get)
+    qs = conventions.infer(sink, cols, used, declared, role)
     for q in qs:
-        home = by_path[path_of.get(_data_tensor(q), members[0].abs_path)]
+        home = by_path[_home(q, cols) or members[0].abs_path]
         _localise(q, home.abs_path)
         home.quantized.append(q)
     for iss in sink.issues:
-        _owner_of(iss, path_of, by_path, members[0]).issues.append(iss)
+        _owner_of(iss, cols, by_path, members[0]).issues.append(iss)
     if not sink.unquantized:
         return
+    unused = used.translate(conventions.UNUSED)
     if overlap:
-        for name, t in merged.items():
-            if name not in used:
-                a = by_path[path_of[name]]
-                a.unquantized[t.dtype] = a.unquantized.get(t.dtype, 0) + 1
+        for g in compress(range(len(cols)), unused):
+            a = by_path[cols.file(g) or ""]
+            dt = cols.dtypes[g]
+            a.unquantized[dt] = a.unquantized.get(dt, 0) + 1
         return
+    start = 0
     for a in members:  # no name in two shards: each shard's own columns
-        unused = map(not_, map(used.__contains__, a.tensor_names()))
-        _add_counts(a, Counter(compress(a.tensor_dtypes(), unused)))
+        n = len(a.tensors)
+        _add_counts(a, Counter(compress(a.tensor_dtypes(), unused[start:start + n])))
+        start += n
+
+
+def _columns(members: Sequence[Artifact], overlap: bool) -> conventions.Columns:
+    """The shards' columns one after the other, each tensor with the file
+    holding it; a name listed in two shards counts in its first (the index
+    rule reports the duplicate)."""
+    parts = [conventions.Columns.of(a.tensors) for a in members]
+    if overlap:
+        seen: set[str] = set()
+        for k, c in enumerate(parts):
+            keep = [n not in seen for n in c.names]
+            seen.update(c.names)
+            if not all(keep):
+                parts[k] = conventions.Columns(
+                    list(compress(c.names, keep)), list(compress(c.dtypes, keep)),
+                    list(compress(c.shapes, keep)), list(compress(c.offsets, keep)),
+                    list(compress(c.nbytes, keep)), list(compress(c.available, keep)))
+    starts = list(accumulate((len(c) for c in parts[:-1]), initial=0))
+    return conventions.Columns(
+        list(chain.from_iterable(c.names for c in parts)),
+        list(chain.from_iterable(c.dtypes for c in parts)),
+        list(chain.from_iterable(c.shapes for c in parts)),
+        _concat([c.offsets for c in parts]), _concat([c.nbytes for c in parts]),
+        _concat([c.available for c in parts]), [a.abs_path for a in members], starts)
+
+
+def _concat(cols: Sequence[Sequence[int]]) -> Sequence[int]:
+    """Integer columns one after the other: int64 when every one is (issue
+    15: memory), else an exact list (a hostile GGUF's u64 values)."""
+    if all(isinstance(c, array) and c.typecode == "q" for c in cols):
+        out = array("q")
+        for c in cols:
+            out.extend(c)
+        return out
+    return list(chain.from_iterable(cols))
 
 
 def _only_floats(a: Artifact) -> bool:
@@ -176,18 +198,14 @@ def _add_counts(a: Artifact, counts: Mapping[str, int]) -> None:
         a.unquantized[dt] = a.unquantized.get(dt, 0) + n
 
 
-def _tensors(a: Artifact) -> Mapping[str, StoredTensor]:
-    if isinstance(a.tensors, TensorTable):
-        return a.tensors.by_name()
-    return {t.name: t for t in a.tensors}
-
-
-def _data_tensor(q: QTensor) -> str:
-    if q.planes and q.planes[0] is not None and q.planes[0].tensor:
-        return q.planes[0].tensor
-    if q.payload is not None and q.payload.tensor:
-        return q.payload.tensor
-    return q.name
+def _home(q: QTensor, cols: conventions.Columns) -> str | None:
+    """The file holding ``q``'s data: its first plane's (or payload's), which
+    ``conventions`` took from ``cols``, else that of a tensor named like it."""
+    for ref in (q.planes[0] if q.planes else None, q.payload):
+        if ref is not None and ref.tensor:
+            return ref.file
+    g = cols.index().get(q.name)
+    return cols.file(g) if g is not None else None
 
 
 def _localise(q: QTensor, home: str) -> None:
@@ -197,15 +215,15 @@ def _localise(q: QTensor, home: str) -> None:
             ref.file = None
 
 
-def _owner_of(iss: Issue, path_of: Mapping[str, str], by_path: Mapping[str, Artifact],
+def _owner_of(iss: Issue, cols: conventions.Columns, by_path: Mapping[str, Artifact],
               default: Artifact) -> Artifact:
     if iss.tensor is None:
         return default
-    hit = path_of.get(iss.tensor)
-    if hit is not None:
-        return by_path[hit]
-    prefix = iss.tensor + "."
-    return next((by_path[p] for n, p in path_of.items() if n.startswith(prefix)), default)
+    g = cols.index().get(iss.tensor)
+    if g is None:
+        prefix = iss.tensor + "."
+        g = next((k for k, n in enumerate(cols.names) if n.startswith(prefix)), None)
+    return default if g is None else by_path[cols.file(g) or ""]
 
 
 def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:

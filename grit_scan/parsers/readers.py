@@ -160,7 +160,9 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
             return art
         if "__grit__" not in hdr.metadata and not ctx.infer:
             return art  # a model's shard: records are built when the model is (models.py)
-        tensors: Mapping[str, StoredTensor] = table.by_name()
+        # records only for a GRIT header to be checked against (issue 15)
+        tensors: Mapping[str, StoredTensor] = (
+            table.by_name() if "__grit__" in hdr.metadata else {})
     else:
         tensors = hdr.tensors
         art.tensors = sorted(tensors.values(), key=itemgetter(0))  # by name
@@ -171,7 +173,9 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
         art.quantized.extend(qs)
     art.claimed = used
     if ctx.infer:
-        art.quantized.extend(conventions.infer(art, tensors, used, declared, role))
+        cols = conventions.Columns.of(table if table is not None else tensors)
+        art.quantized.extend(conventions.infer(art, cols, conventions.used_mask(cols, used),
+                                               declared, role))
     return art
 
 
