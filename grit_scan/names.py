@@ -12,6 +12,8 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+from collections.abc import Iterator, Sequence
+from operator import methodcaller
 from typing import Any
 
 try:  # Python 3.11+: the parser behind re.compile
@@ -46,6 +48,26 @@ _US_SUFFIXES = tuple(s for s in SUFFIXES if not s.startswith("."))
 _BY_LAST: dict[str, tuple[str, ...]] = {}
 for _s in sorted(_DOT_SUFFIXES, key=len, reverse=True):
     _BY_LAST[_s.rsplit(".", 1)[1]] = _BY_LAST.get(_s.rsplit(".", 1)[1], ()) + (_s,)
+
+
+# last component -> suffix, where the only known suffix ending in that
+# component is the component itself (".weight", ".weight_scale", ...): a name
+# with such a last component, and text before its dot, splits there
+_ONE_COMPONENT = {last: sufs[0] for last, sufs in _BY_LAST.items()
+                  if len(sufs) == 1 and sufs[0] == "." + last}
+_RPARTITION = methodcaller("rpartition", ".")
+
+
+def split_names(names: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """``map(split_name, names)``, with the usual name split at C speed
+    (issue 15: one call per stored tensor of a 400k-tensor model)."""
+    one = _ONE_COMPONENT
+    for name, (head, _, last) in zip(names, map(_RPARTITION, names)):
+        suf = one.get(last)
+        if suf is None or not head:
+            yield split_name(name)
+        else:
+            yield head, suf
 
 
 def split_name(name: str) -> tuple[str, str]:

@@ -32,7 +32,7 @@ from ..codec import descriptor as desc_mod
 from ..codec.check import expected_plane_sizes
 from ..codec.errors import GritError
 from ..codec.grade import GRADE_MXFP4, GRADE_NVF4, Grade, parse_grade
-from ..names import Declared, split_name
+from ..names import Declared, split_names
 
 UNQUANTISED = {"F32", "F16", "BF16", "F64"}
 FP8 = {"F8_E4M3", "F8_E5M2"}
@@ -163,15 +163,15 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
             return []
         at: Iterable[int] = range(len(cols))
-        names: Iterable[str] = cols.names
+        names: Sequence[str] = cols.names
     else:
         unused = used.translate(UNUSED)
-        at, names = compress(range(len(cols)), unused), compress(cols.names, unused)
+        at, names = compress(range(len(cols)), unused), list(compress(cols.names, unused))
     # module -> (suffix, position, suffix, position, ...) in listing order: a
     # flat tuple is a third of a dict's size, and a 500-shard model holds one
     # per module at the scan's peak (issue 15: memory per stored tensor)
     modules: dict[str, tuple[str | int, ...]] = {}
-    for g, (mod, suf) in zip(at, map(split_name, names)):
+    for g, (mod, suf) in zip(at, split_names(names)):
         got = modules.get(mod)
         modules[mod] = (suf, g) if got is None else got + (suf, g)
     ctx = Ctx(art, cols, declared, role, [], used)
@@ -242,8 +242,19 @@ class _Plan:
                     ctx.role(mod), self.shape, self.source, self.desc, self.grade,
                     self.convention, self.reason, notes=self.notes, declared=ctx.declared)
         if self.planes is not None:
-            ref = ctx.ref_at
-            q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
+            # Ctx.ref_at inlined: a plane per part of every module (issue 15)
+            c, lengths = ctx.cols, ctx.lengths
+            names, offsets, available, file = c.names, c.offsets, c.available, c.file
+            planes: list[PlaneRef | None] = []
+            for p in self.planes:
+                if p is None:
+                    planes.append(None)
+                else:
+                    g = gs[p[0]]
+                    n = available[g]
+                    planes.append(PlaneRef(names[g], offsets[g], lengths.setdefault(n, n), p[1],
+                                           file(g)))
+            q.planes = planes
         ctx.out.append(q)
         for k in self.used:
             ctx.used[gs[k]] = 1

@@ -50,25 +50,28 @@ def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str
 
     def role(module: str) -> str:
         base = module
-        for suf in (".weight", ".bias"):
-            if base.endswith(suf):
-                base = base[: -len(suf)]
+        if base.endswith(".weight"):
+            base = base[:-7]
+        if base.endswith(".bias"):
+            base = base[:-5]
         if not mapper:
             tmap = _name_map(model_type) if model_type else None
             mapper.append(_mapper(tmap) if tmap is not None else None)
-        mapped_name = mapper[0]
-        if mapped_name is not None:
-            mapped = mapped_name(base)
-            if mapped:
-                return f"{mapped}.weight"
-        return f"{base}.weight"
+        mapped_role = mapper[0]
+        if mapped_role is not None:
+            mapped = mapped_role(base)
+            if mapped is not None:
+                return mapped
+        return base + ".weight"
 
     return role
 
 
 def _mapper(tmap: object) -> Callable[[str], str | None]:
-    """Module base name -> gguf tensor name through ``tmap`` (a gguf
-    TensorNameMap for layer 0), or None."""
+    """Module base name -> its role (the gguf tensor name + ".weight")
+    through ``tmap`` (a gguf TensorNameMap for layer 0), or None.  Called
+    once per quantised module (issue 15: a 400k-tensor tree), so the usual
+    path is a dict lookup, one regex search and a memoised lookup."""
 
     def lookup(base: str) -> str | None:
         try:
@@ -78,21 +81,23 @@ def _mapper(tmap: object) -> Callable[[str], str | None]:
         return got if isinstance(got, str) and got else None
 
     # gguf's TensorNameMap.get_name(key) is mapping.get(key)[1]: read the
-    # dict directly where it is one (a 400k-tensor tree asks once per module)
+    # dict directly where it is one
     table = getattr(tmap, "mapping", None)
     if isinstance(table, dict):
         get = table.get
 
         def lookup_fast(base: str) -> str | None:
             got = get(base)
+            if got is None:
+                return None
             name = got[1] if isinstance(got, tuple) and len(got) == 2 else None
             return name if isinstance(name, str) and name else None
     else:
         lookup_fast = lookup
 
     # Every layer's names map through the same layer-0 name: memoised, so a
-    # 400k-tensor tree asks gguf's map once per distinct layer-0 name (issue
-    # 15), as (text before, text after) the layer number in the mapped name.
+    # 400k-tensor tree asks gguf's map once per distinct layer-0 name, as
+    # (text before, text after) the layer number in the role.
     @lru_cache(maxsize=4096)
     def around_zero(zeroed: str) -> tuple[str, str] | None:
         hit = lookup_fast(zeroed)
@@ -100,20 +105,24 @@ def _mapper(tmap: object) -> Callable[[str], str | None]:
             return None
         parts = hit.split(".")
         k = parts.index("0")
-        return ".".join(parts[:k] + [""]), ".".join([""] + parts[k + 1:])
+        return ".".join(parts[:k] + [""]), ".".join([""] + parts[k + 1:]) + ".weight"
 
-    def mapped_name(base: str) -> str | None:
-        hit = lookup_fast(base)
-        if hit is not None:
-            return hit
+    known = table.__contains__ if isinstance(table, dict) else None
+
+    def mapped_role(base: str) -> str | None:
+        if known is None or known(base):
+            hit = lookup_fast(base)
+            if hit is not None:
+                return hit + ".weight"
         for m in _NUMBER.finditer(base):
-            got = around_zero(base[: m.start()] + "0" + base[m.end():])
+            s, e = m.span()
+            got = around_zero(base[:s] + "0" + base[e:])
             if got is not None:
                 # the layer back in the first component that is "0"
-                return got[0] + m.group() + got[1]
+                return got[0] + base[s:e] + got[1]
         return None
 
-    return mapped_name
+    return mapped_role
 
 
 def gguf_role(name: str) -> str:

@@ -1,0 +1,29 @@
+"""split_names (the batched split used once per stored tensor, issue 15)
+gives what split_name gives, name by name: the longest known suffix."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grit_scan.names import SUFFIXES, split_name, split_names
+
+# names built from the pieces the suffixes are made of, so that long and
+# short suffixes, bare suffixes and suffix-like text all come up
+PIECES = sorted({p for s in SUFFIXES for p in s.replace("_", " _").replace(".", " .").split()}
+                | {".", "_", "", "0", ".0", "model", ".layers", "weight", "scales", "é"})
+
+
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=6).map("".join), max_size=40))
+def test_split_names_is_split_name_each(names: list[str]) -> None:
+    assert list(split_names(names)) == [split_name(n) for n in names]
+
+
+def test_longest_suffix_and_edges() -> None:
+    """Expected splits written out from the suffix table (names.SUFFIXES)."""
+    names = ["m.weight", "m.weight_scale_2", "m.weight.absmax", "m.x.weight.quant_map",
+             ".weight", "weight", "m.blocks", "m_blocks", "m.qweight", "m.other", "m.",
+             "a.b.weight_scale_inv"]
+    assert list(split_names(names)) == [
+        ("m", ".weight"), ("m", ".weight_scale_2"), ("m", ".weight.absmax"),
+        ("m.x", ".weight.quant_map"), (".weight", ""), ("weight", ""), ("m", ".blocks"),
+        ("m", "_blocks"), ("m", ".qweight"), ("m.other", ""), ("m.", ""),
+        ("a.b", ".weight_scale_inv")]
