@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import sys
-from bisect import bisect_right
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import chain, compress, repeat
 from math import prod
+from operator import sub
 
 from ..artifact import (
     NO_LAYOUTS,
@@ -48,7 +49,7 @@ class Columns:
     tensor at the scan's peak (issue 15: memory per stored tensor)."""
 
     __slots__ = ("names", "dtypes", "shapes", "offsets", "nbytes", "available", "_files",
-                 "_starts", "_index")
+                 "_run", "_index")
 
     def __init__(self, names: list[str], dtypes: Sequence[str],
                  shapes: Sequence[tuple[int, ...]], offsets: Sequence[int],
@@ -57,8 +58,15 @@ class Columns:
         self.names, self.dtypes, self.shapes = names, dtypes, shapes
         self.offsets, self.nbytes, self.available = offsets, nbytes, available
         # the file of each run of columns from the position in ``starts``
-        # (None: the artifact's own): a model's shards one after the other
-        self._files, self._starts = list(files), list(starts)
+        # (None: the artifact's own): a model's shards one after the other.
+        # Each position's run is kept (two bytes a tensor): a plane per part
+        # of every module asks (issue 15)
+        self._files = list(files)
+        self._run: Sequence[int] | None = None
+        if len(self._files) > 1:
+            ends = list(starts[1:]) + [len(names)]
+            runs = chain.from_iterable(map(repeat, range(len(ends)), map(sub, ends, starts)))
+            self._run = array("H" if len(ends) <= 0xFFFF else "q", runs)
         self._index: dict[str, int] | None = None
 
     @classmethod
@@ -78,8 +86,7 @@ class Columns:
 
     def file(self, g: int) -> str | None:
         """The file holding the tensor at position ``g``."""
-        files = self._files
-        return files[0] if len(files) == 1 else files[bisect_right(self._starts, g) - 1]
+        return self._files[0] if self._run is None else self._files[self._run[g]]
 
     def row(self, g: int) -> StoredTensor:
         return StoredTensor(self.names[g], self.dtypes[g], self.shapes[g], self.offsets[g],

@@ -1,0 +1,57 @@
+"""A model's conventions are inferred over its shards' columns one after the
+other (parsers/models.py, conventions.Columns; issue 15).  What each shard
+gets must be what the shard layout says: a straddling module goes to the
+shard of its data with a file reference for the rest, a name listed twice
+counts in its first shard, and an issue goes to the shard of the tensor it
+names (or of the first tensor under the module it names)."""
+
+import json
+from pathlib import Path
+
+from grit_scan import scan
+from grit_scan.writers import Raw, write_safetensors
+
+
+def _write(root: Path) -> tuple[Path, Path]:
+    one, two = root / "model-00001-of-00002.safetensors", root / "model-00002-of-00002.safetensors"
+    write_safetensors(one, {
+        "m.a.weight": Raw("U8", [4, 16], bytes(64)),          # NVFP4 data: [4, 32] logical
+        "dup.weight": Raw("F16", [2], bytes(4)),
+    })
+    write_safetensors(two, {
+        "m.a.weight_scale": Raw("F8_E4M3", [4, 2], bytes(8)),  # one per 16
+        "m.a.weight_scale_2": Raw("F32", [1], bytes(4)),
+        "dup.weight": Raw("F16", [2], bytes(4)),               # listed in both shards
+        "m.c.weight": Raw("F8_E4M3", [4, 8], bytes(32)),
+        "m.c.weight_scale": Raw("F32", [3], bytes(12)),        # fits no FP8 scale layout
+    })
+    index = {"metadata": {}, "weight_map": {
+        "m.a.weight": one.name, "dup.weight": one.name, "m.a.weight_scale": two.name,
+        "m.a.weight_scale_2": two.name, "m.c.weight": two.name, "m.c.weight_scale": two.name}}
+    (root / "model.safetensors.index.json").write_text(json.dumps(index))
+    return one, two
+
+
+def test_shards_get_their_own_tensors_counts_and_issues(tmp_path: Path) -> None:
+    one, two = _write(tmp_path)
+    arts = {Path(a.abs_path).name: a for a in scan([str(tmp_path)]).artifacts}
+    a1, a2 = arts[one.name], arts[two.name]
+
+    assert [q.name for q in a1.quantized] == ["m.a.weight"] and a2.quantized == []
+    q = a1.quantized[0]
+    assert q.shape == (4, 32) and q.convention == "modelopt-nvfp4"
+    planes = [(p.tensor, p.file) for p in q.planes if p is not None]
+    assert planes == [("m.a.weight", None), ("m.a.weight_scale", str(two)),
+                      ("m.a.weight_scale_2", str(two))]
+    # the scales' offsets are their places in shard two's data section
+    data2 = 8 + int.from_bytes(two.read_bytes()[:8], "little")
+    assert [p.offset for p in q.planes[1:3]] == [data2, data2 + 8]
+
+    assert a1.unquantized == {"F16": 1}
+    assert a2.unquantized == {"F8_E4M3": 1, "F32": 1}  # dup.weight counts in shard one only
+
+    notes2 = [(i.tensor, i.message) for i in a2.issues if i.code.value == "note"]
+    assert [t for t, _ in notes2] == ["m.c", "m.c.weight"]
+    assert "match no per-tensor, per-channel, per-group or block layout" in notes2[0][1]
+    assert "has no scale tensor beside it" in notes2[1][1]
+    assert not [i for i in a1.issues if i.code.value == "note"]
