@@ -185,8 +185,13 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     plans: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, ...], ...]],
                 _Plan | None] = {}
     dtype_at, shape_at = cols.dtypes.__getitem__, cols.shapes.__getitem__
-    for mod in sorted(modules):
-        flat = modules[mod]
+    # Modules are taken out as they are done (the names list is consumed from
+    # its end): what a module's entry held is free for its QTensor, and the
+    # whole map is never alive beside every QTensor (issue 15: peak memory)
+    order = sorted(modules, reverse=True)
+    while order:
+        mod = order.pop()
+        flat = modules.pop(mod)
         sufs: tuple[str, ...] = flat[0::2]  # type: ignore[assignment]
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         # the signature: suffixes, dtypes and shapes in the parts' order (a
