@@ -53,7 +53,7 @@ for _s in sorted(_DOT_SUFFIXES, key=len, reverse=True):
 # last component -> suffix, where the only known suffix ending in that
 # component is the component itself (".weight", ".weight_scale", ...): a name
 # with such a last component, and text before its dot, splits there
-_ONE_COMPONENT = {last: sufs[0] for last, sufs in _BY_LAST.items()
+ONE_COMPONENT = {last: sufs[0] for last, sufs in _BY_LAST.items()
                   if len(sufs) == 1 and sufs[0] == "." + last}
 _RPARTITION = methodcaller("rpartition", ".")
 
@@ -61,7 +61,7 @@ _RPARTITION = methodcaller("rpartition", ".")
 def split_names(names: Sequence[str]) -> Iterator[tuple[str, str]]:
     """``map(split_name, names)``, with the usual name split at C speed
     (issue 15: one call per stored tensor of a 400k-tensor model)."""
-    one = _ONE_COMPONENT
+    one = ONE_COMPONENT
     for name, (head, _, last) in zip(names, map(_RPARTITION, names)):
         suf = one.get(last)
         if suf is None or not head:

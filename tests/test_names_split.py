@@ -27,3 +27,50 @@ def test_longest_suffix_and_edges() -> None:
         ("m.x", ".weight.quant_map"), (".weight", ""), ("weight", ""), ("m", ".blocks"),
         ("m", "_blocks"), ("m", ".qweight"), ("m.other", ""), ("m.", ""),
         ("a.b", ".weight_scale_inv")]
+
+
+NAMES = st.lists(st.lists(st.sampled_from(PIECES), max_size=6).map("".join), max_size=40,
+                 unique=True)
+
+
+def _grouped_by_python(names: list[str]) -> list[tuple[str, tuple[object, ...]]]:
+    """Module -> (suffix, position, ...) written out from split_name."""
+    out: dict[str, tuple[object, ...]] = {}
+    for g, name in enumerate(names):
+        mod, suf = split_name(name)
+        out[mod] = out.get(mod, ()) + (suf, g)
+    return list(out.items())
+
+
+@given(NAMES)
+def test_grouping_is_split_name_per_name_both_paths(names: list[str]) -> None:
+    from grit_scan.parsers import conventions
+
+    want = _grouped_by_python(names)
+    # the pure-Python path (positions not 0, 1, 2, ...: an iterator)
+    assert list(conventions._group(names, iter(range(len(names)))).items()) == want
+    # the compiled path, where the helper is built
+    assert list(conventions._group(names, range(len(names))).items()) == want
+
+
+def test_compiled_grouping_is_used_and_agrees() -> None:
+    import pytest
+
+    from grit_scan.names import ONE_COMPONENT
+    from grit_scan.parsers import conventions
+
+    if conventions._compiled is None:
+        pytest.skip("the compiled helper is not built")
+    names = ["m.a.weight", "m.a.weight_scale", "m.b_blocks", "odd", "m.a.qweight.x"]
+    got = conventions._compiled.group_modules(names, ONE_COMPONENT, split_name)
+    assert list(got.items()) == _grouped_by_python(names)
+    calls: list[str] = []
+
+    def spy(name: str) -> tuple[str, str]:
+        calls.append(name)
+        return split_name(name)
+
+    conventions._compiled.group_modules(names, ONE_COMPONENT, spy)
+    assert calls == ["m.b_blocks", "odd", "m.a.qweight.x"]  # the usual names never leave C
+    with pytest.raises(TypeError):
+        conventions._compiled.group_modules(["odd"], ONE_COMPONENT, lambda n: n)

@@ -106,6 +106,93 @@ static PyObject *fnv1a64_update(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLongLong(v);
 }
 
+/* group_modules(names: list[str], one: dict[str, str], split) -> dict
+ * Stored tensor names grouped into modules, as parsers/conventions.py
+ * ``_group`` does in Python (the reference this is tested against):
+ * {module: (suffix, position, suffix, position, ...)} in listing order.  A
+ * name whose last component is a key of ``one`` and has text before its dot
+ * splits there (module = the text before, suffix = one[last]); any other
+ * name is split by calling ``split(name)``, which must return a pair.  One
+ * pass, no Python frame per name (issue 15: 400,000 names a model). */
+static PyObject *group_modules(PyObject *self, PyObject *args) {
+    PyObject *names, *one, *split;
+    if (!PyArg_ParseTuple(args, "O!O!O:group_modules", &PyList_Type, &names, &PyDict_Type,
+                          &one, &split)) return NULL;
+    PyObject *modules = PyDict_New();
+    if (modules == NULL) return NULL;
+    for (Py_ssize_t g = 0; g < PyList_GET_SIZE(names); g++) {
+        PyObject *name = PyList_GET_ITEM(names, g);  /* borrowed */
+        Py_INCREF(name);  /* ``split`` may run Python code that changes the list */
+        PyObject *mod = NULL, *suf = NULL;  /* new references */
+        if (PyUnicode_Check(name)) {
+            Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+            Py_ssize_t dot = PyUnicode_FindChar(name, '.', 0, len, -1);
+            if (dot == -2) goto fail_name;
+            if (dot > 0) {
+                PyObject *last = PyUnicode_Substring(name, dot + 1, len);
+                if (last == NULL) goto fail_name;
+                PyObject *hit = PyDict_GetItemWithError(one, last);  /* borrowed */
+                Py_DECREF(last);
+                if (hit != NULL) {
+                    mod = PyUnicode_Substring(name, 0, dot);
+                    if (mod == NULL) goto fail_name;
+                    suf = hit;
+                    Py_INCREF(suf);
+                } else if (PyErr_Occurred()) {
+                    goto fail_name;
+                }
+            }
+        }
+        if (mod == NULL) {
+            PyObject *pair = PyObject_CallOneArg(split, name);
+            if (pair == NULL) goto fail_name;
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                Py_DECREF(pair);
+                PyErr_SetString(PyExc_TypeError, "split must return a (module, suffix) pair");
+                goto fail_name;
+            }
+            mod = PyTuple_GET_ITEM(pair, 0);
+            suf = PyTuple_GET_ITEM(pair, 1);
+            Py_INCREF(mod);
+            Py_INCREF(suf);
+            Py_DECREF(pair);
+        }
+        Py_DECREF(name);
+        PyObject *pos = PyLong_FromSsize_t(g);
+        if (pos == NULL) { Py_DECREF(mod); Py_DECREF(suf); goto fail; }
+        PyObject *got = PyDict_GetItemWithError(modules, mod);  /* borrowed */
+        PyObject *val;
+        if (got == NULL && PyErr_Occurred()) {
+            Py_DECREF(mod); Py_DECREF(suf); Py_DECREF(pos);
+            goto fail;
+        }
+        Py_ssize_t k = got == NULL ? 0 : PyTuple_GET_SIZE(got);
+        val = PyTuple_New(k + 2);
+        if (val == NULL) { Py_DECREF(mod); Py_DECREF(suf); Py_DECREF(pos); goto fail; }
+        for (Py_ssize_t i = 0; i < k; i++) {
+            PyObject *item = PyTuple_GET_ITEM(got, i);
+            Py_INCREF(item);
+            PyTuple_SET_ITEM(val, i, item);
+        }
+        PyTuple_SET_ITEM(val, k, suf);      /* steals */
+        PyTuple_SET_ITEM(val, k + 1, pos);  /* steals */
+        int rc = PyDict_SetItem(modules, mod, val);
+        Py_DECREF(val);
+        Py_DECREF(mod);
+        if (rc < 0) goto fail;
+        continue;
+    fail_name:
+        Py_XDECREF(mod);
+        Py_XDECREF(suf);
+        Py_DECREF(name);
+        goto fail;
+    }
+    return modules;
+fail:
+    Py_DECREF(modules);
+    return NULL;
+}
+
 /* skip_strings(data: buffer, pos: int, count: int, limit: int) -> (pos, done)
  * Walks GGUF strings (u64 length + bytes) from pos without decoding them,
  * stopping at the end of the buffer, at ``count`` strings, or at a length
@@ -345,6 +432,8 @@ not_packed:
 }
 
 static PyMethodDef methods[] = {
+    {"group_modules", group_modules, METH_VARARGS,
+     "stored tensor names grouped into modules (parsers/conventions.py)"},
     {"fnv1a128_update", fnv1a128_update, METH_VARARGS, "FNV-1a-128 continuing from a state"},
     {"fnv1a128_update2", fnv1a128_update2, METH_VARARGS,
      "two FNV-1a-128 streams over equal-length buffers, interleaved"},

@@ -33,7 +33,12 @@ from ..codec import descriptor as desc_mod
 from ..codec.check import expected_plane_sizes
 from ..codec.errors import GritError
 from ..codec.grade import GRADE_MXFP4, GRADE_NVF4, Grade, parse_grade
-from ..names import Declared, split_names
+from ..names import ONE_COMPONENT, Declared, split_name, split_names
+
+try:  # pragma: no cover - depends on the build
+    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
 
 UNQUANTISED = {"F32", "F16", "BF16", "F64"}
 FP8 = {"F8_E4M3", "F8_E5M2"}
@@ -174,13 +179,7 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     else:
         unused = used.translate(UNUSED)
         at, names = compress(range(len(cols)), unused), list(compress(cols.names, unused))
-    # module -> (suffix, position, suffix, position, ...) in listing order: a
-    # flat tuple is a third of a dict's size, and a 500-shard model holds one
-    # per module at the scan's peak (issue 15: memory per stored tensor)
-    modules: dict[str, tuple[str | int, ...]] = {}
-    for g, (mod, suf) in zip(at, split_names(names)):
-        got = modules.get(mod)
-        modules[mod] = (suf, g) if got is None else got + (suf, g)
+    modules = _group(names, at)
     ctx = Ctx(art, cols, declared, role, [], used)
     plans: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, ...], ...]],
                 _Plan | None] = {}
@@ -218,6 +217,25 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
                           "scale tensor beside it; its quantisation is not described",
                           tensor=cols.names[g])
     return ctx.out
+
+
+def _group(names: Sequence[str], at: Iterable[int]) -> dict[str, tuple[str | int, ...]]:
+    """Module -> (suffix, position, suffix, position, ...) in listing order,
+    ``at`` giving each name's position.  A flat tuple is a third of a dict's
+    size, and a 500-shard model holds one per module at the scan's peak
+    (issue 15: memory per stored tensor).  The compiled helper does the same
+    in one C pass when the positions are 0, 1, 2, ... (tests/test_names_split.py
+    holds the two to each other)."""
+    if _compiled is not None and isinstance(at, range) and isinstance(names, list) and (
+            at == range(len(names))):
+        grouped: dict[str, tuple[str | int, ...]] = _compiled.group_modules(
+            names, ONE_COMPONENT, split_name)
+        return grouped
+    modules: dict[str, tuple[str | int, ...]] = {}
+    for g, (mod, suf) in zip(at, split_names(names)):
+        got = modules.get(mod)
+        modules[mod] = (suf, g) if got is None else got + (suf, g)
+    return modules
 
 
 @dataclass(frozen=True)
