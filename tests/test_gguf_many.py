@@ -6,15 +6,19 @@ report text to ``json.dumps`` of the report's document."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections import Counter
 
 import numpy as np
 import pytest
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader, GGUFWriter
 
+from grit_scan.api import scan
 from grit_scan.artifact import Source
 from grit_scan.parsers import readers
 from grit_scan.parsers.ggml_types import MAPPINGS, NOT_REPRESENTABLE
+from grit_scan.report.formats import OutputFormat, render
 
 T = GGMLQuantizationType
 # types in runs of different lengths, then interleaved one by one
@@ -81,3 +85,23 @@ def test_tensors_of_one_type_and_rank_share_their_objects(many):
     q = next(q for q in art.quantized if q.source is Source.GGML_TYPE)
     with pytest.raises(AttributeError):  # a note would reach every tensor: refused
         q.notes.append("x")
+
+
+def test_json_records_in_batches_are_the_document(many):
+    """More tensors than one batch of records, of many kinds: the text is
+    ``json.dumps`` of the report's document, written in several pieces."""
+    report = scan([many])
+    assert len(report.artifacts[0].quantized) > 3 * 1024
+
+    class Pieces(io.StringIO):
+        sizes: list[int] = []
+
+        def write(self, s: str) -> int:
+            self.sizes.append(len(s))
+            return super().write(s)
+
+    out = Pieces()
+    render(report, OutputFormat.JSON, out)
+    text = out.getvalue()
+    assert text == json.dumps(report.to_json(), indent=2, default=str) + "\n"
+    assert len(out.sizes) > 3 and max(out.sizes) < len(text) / 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring_ascii as _string
 from operator import attrgetter
 from typing import Any
@@ -20,6 +21,12 @@ from .json_text import Lazy, fragment
 from .report import Report
 
 REPORT_VERSION = 1
+
+_GRADE, _SOURCE, _CONVENTION = (attrgetter("grade"), attrgetter("source"),
+                                attrgetter("convention"))
+_NAME, _ROLE, _DESC, _SHAPE, _REASON = (attrgetter("name"), attrgetter("role"),
+                                        attrgetter("desc"), attrgetter("shape"),
+                                        attrgetter("reason"))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -48,28 +55,38 @@ def _tensor_json(q: QTensor) -> dict[str, Any]:
 
 
 class _TensorText:
-    """``_tensor_json(q)``'s text at indentation ``nl``: the name and role,
-    then the rest of the record, which is the same text for every tensor of
-    one (grade, descriptor, shape, source, convention, reason) and is kept
-    per document (issue 15: one record per quantised tensor).  Keyed by the
-    identity of the shared objects, which the memo holds so that an id is
-    never reused while its entry lives."""
+    """``_tensor_json(q)``'s text at indentation ``nl`` for a batch of
+    tensors: the name and role, then the rest of the record, which is the
+    same text for every tensor of one (grade, descriptor, shape, source,
+    convention, reason) and is kept per document (issue 15: one record per
+    quantised tensor).  Keyed by the identity of the shared objects, which
+    ``held`` keeps alive so that an id is never reused while its entry
+    lives.  A batch's keys, tails and texts are built by C-level maps: no
+    Python code runs per tensor."""
 
-    __slots__ = ("memo",)
+    __slots__ = ("memo", "held")
 
     def __init__(self) -> None:
-        self.memo: dict[tuple[Any, ...], tuple[str, tuple[object, ...]]] = {}
+        self.memo: dict[str, dict[tuple[Any, ...], str]] = {}  # by indentation
+        self.held: list[tuple[object, ...]] = []
 
-    def __call__(self, q: QTensor, nl: str) -> str:
-        key = (id(q.grade), id(q.desc), q.shape, id(q.source), q.convention, q.reason, nl)
-        hit = self.memo.get(key)
-        if hit is None:
-            tail = _tensor_tail(q.grade, q.desc, tuple(q.shape), q.source, q.convention,
-                                q.reason, nl)[1:]
-            hit = self.memo[key] = (tail, (q.grade, q.desc, q.source))
+    def __call__(self, qs: Sequence[QTensor], nl: str) -> Iterable[str]:
+        memo = self.memo.setdefault(nl, {})
+        keys = list(zip(map(id, map(_GRADE, qs)), map(id, map(_DESC, qs)), map(_SHAPE, qs),
+                        map(id, map(_SOURCE, qs)), map(_CONVENTION, qs), map(_REASON, qs)))
+        missing = set(keys).difference(memo)
+        if missing:
+            first = dict(zip(keys, qs))
+            for key in missing:
+                q = first[key]
+                memo[key] = _tensor_tail(q.grade, q.desc, tuple(q.shape), q.source,
+                                         q.convention, q.reason, nl)[1:]
+                self.held.append((q.grade, q.desc, q.source))
         inner = nl + "  "
-        return ("{" + inner + '"name": ' + _string(q.name) + "," + inner + '"role": '
-                + _string(q.role) + "," + hit[0])
+        # "{" + inner + '"name": ' + name + "," + inner + '"role": ' + role + "," + tail
+        record = "{{" + inner + '"name": {},' + inner + '"role": {},{}'
+        return map(record.format, map(_string, map(_NAME, qs)), map(_string, map(_ROLE, qs)),
+                   map(memo.__getitem__, keys))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -81,8 +98,6 @@ def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int,
                      "source": source.value, "convention": convention, "reason": reason}, nl)
 
 
-_GRADE, _SOURCE, _CONVENTION = (attrgetter("grade"), attrgetter("source"),
-                                attrgetter("convention"))
 
 
 def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
