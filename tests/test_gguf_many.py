@@ -105,3 +105,17 @@ def test_json_records_in_batches_are_the_document(many):
     text = out.getvalue()
     assert text == json.dumps(report.to_json(), indent=2, default=str) + "\n"
     assert len(out.sizes) > 3 and max(out.sizes) < len(text) / 3
+
+
+def test_summary_counts_every_tensor(many):
+    """The per-artifact grade and source counts (counted per run of equal
+    tensors) against a count over the tensors themselves."""
+    report = scan([many])
+    qs = report.artifacts[0].quantized
+    a = report.to_json()["artifacts"][0]
+    assert a["sources"] == dict(sorted(Counter(q.source.value for q in qs).items()))
+    want = Counter(q.grade.canonical if q.grade is not None else q.convention for q in qs)
+    assert {g["grade"]: g["count"] for g in a["grades"]} == want
+    assert len(want) == 4  # Q4_K's, Q8_0's and MXFP4's grades; Q6_K by its convention
+    counts = [g["count"] for g in a["grades"]]
+    assert counts == sorted(counts, reverse=True)

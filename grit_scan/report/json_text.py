@@ -58,13 +58,15 @@ class Lazy(Sequence[Any]):
     __slots__ = ("items", "fn", "text")
 
     def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any],
-                 text: Callable[[Sequence[Any], str], Iterable[str]] | None = None) -> None:
-        # ``text(batch, nl)``, when given, is the JSON text of ``fn(item)``
-        # for each item of a slice of ``items``, each starting on a line
-        # indented as ``nl`` (a newline and spaces), which the writer uses
-        # instead of walking ``fn(item)``; it must be byte for byte that
-        # walk's text (tests/test_output_json.py).  A batch, not an item, so
-        # that a text can be built by C-level maps (issue 15: one record per
+                 text: Callable[[Sequence[Any], str, str], Iterable[str]] | None = None
+                 ) -> None:
+        # ``text(batch, nl, sep)``, when given, is the JSON text of
+        # ``fn(item)`` for each item of a slice of ``items``, each starting
+        # on a line indented as ``nl`` (a newline and spaces), joined by
+        # ``sep``, as pieces to concatenate; the writer uses it instead of
+        # walking ``fn(item)``, so it must be byte for byte that walk's text
+        # (tests/test_output_json.py).  A batch, not an item, so that the
+        # text can be built by C-level maps (issue 15: one record per
         # quantised tensor)
         self.items, self.fn, self.text = items, fn, text
 
@@ -157,7 +159,7 @@ def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
             if type(o) is Lazy and o.text is not None:
                 items, text = o.items, o.text
                 for i in range(0, len(items), _BATCH):
-                    app(lead + sep.join(text(items[i : i + _BATCH], inner)))
+                    app(lead + "".join(text(items[i : i + _BATCH], inner, sep)))
                     lead = sep
                     flush(True)
                 app(nl + "]")
