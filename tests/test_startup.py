@@ -91,6 +91,24 @@ def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
         assert "grit_scan.codec.explain" not in mods  # nothing to compare in one file
 
 
+@pytest.mark.parametrize("fixture,types", [
+    ("conventions/gguf-q4km/model-Q4_K_M.gguf", ("Q4_K", "Q6_K")),
+    ("conventions/gguf-mxfp4/model-MXFP4.gguf", ("MXFP4", "Q8_0")),
+    ("producers/gguf-quants/tiny-llama-Q8_0.gguf", ("Q8_0",))])
+def test_gguf_scan_imports_no_numpy(fixture, types, tmp_path):
+    """A scan of a GGUF without --deep sizes every quantised tensor's planes
+    (the reader, grit_check) but moves no bytes, so it builds no array: no
+    numpy (issue 15: its import was a sixth of a 100,000-tensor GGUF scan)."""
+    path = os.path.join(os.path.dirname(__file__), "..", "fixtures", fixture)
+    for args in (["scan", "--json", path], ["scan", "--output-format", "full", path]):
+        code, out, err, mods = imported(args, tmp_path)
+        assert code in (0, 1, 3) and "Traceback" not in err, err
+        if "--json" in args:
+            for t in types:  # the ggml tensors were read and checked
+                assert f'"convention": "ggml:{t}"' in out
+        assert "numpy" not in {m.split(".")[0] for m in mods}
+
+
 def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
     """gguf's tensor-name map serves the roles of quantised tensors only: a
     float model whose config.json names an architecture never loads it, a

@@ -249,17 +249,35 @@ class _Compose(_Perm):
         return self.first.identity and self.then.identity
 
 
-def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int]) -> Idx:
-    """The unit permutation of ``node`` on a rows x cols plane, as an index array."""
+class _Unbuilt(_Perm):
+    """What a placement's permutation is when only its validity and its
+    byte-level attributes were asked for (sizing, ``arrays=False``): a scan
+    sizes planes but never moves units, and building the index arrays is
+    what imported numpy into every GGUF scan (issue 15)."""
+
+
+_UNBUILT = _Unbuilt()
+
+
+def _index_perm(node: Layout, rows: int, cols: int, ctx: tuple[int, int],
+                arrays: bool = True) -> Idx | None:
+    """The unit permutation of ``node`` on a rows x cols plane, as an index
+    array (None when ``arrays`` is off: validated only)."""
+    p = _build(node, rows, cols, ctx, _Attrs(), arrays)
+    if not arrays:
+        return None
     import numpy as np
-    p = _build(node, rows, cols, ctx, _Attrs())
     ar = np.arange(rows * cols, dtype=np.int64)[:, None]
     idx: Idx = p.forward(ar)[:, 0]
     return idx
 
 
-def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Attrs) -> _Perm:
-    import numpy as np
+def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Attrs,
+           arrays: bool = True) -> _Perm:
+    """The unit permutation of ``node`` and its byte-level attributes.  Every
+    refusal comes before any array is built, so with ``arrays`` off the same
+    expressions are refused with the same messages and the same attributes
+    are collected, without numpy (issue 15: sizing needs no permutation)."""
     rank, ga = ctx
     n = rows * cols
     c = node.ctor
@@ -272,6 +290,9 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
             raise GritValueError(
                 "ColMajor with group axis 0 would transpose the group axis, which is not a "
                 "placement change (L4)")
+        if not arrays:
+            return _UNBUILT
+        import numpy as np
         return _Index(np.arange(n, dtype=np.int64).reshape(rows, cols).T.reshape(-1))
     if c == "Tile":
         inner = cast(Layout, node.args[0])
@@ -280,22 +301,29 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
             (b,) = dims
             if n % b:
                 raise GritValueError(f"Tile([{b}]) needs a multiple of {b} units; plane has {n}")
-            return _Chunked(_index_perm(inner, 1, b, ctx))
+            inner_pi = _index_perm(inner, 1, b, ctx, arrays)
+            return _UNBUILT if inner_pi is None else _Chunked(inner_pi)
         if len(dims) != 2:
             raise GritValueError("Tile takes one or two dimensions")
         a, b = dims
         if rows % a or cols % b:
             raise GritValueError(f"Tile([{a},{b}]) does not divide the plane's {rows}x{cols} units")
-        inner_idx = _index_perm(inner, a, b, ctx)
+        inner_idx = _index_perm(inner, a, b, ctx, arrays)
+        if inner_idx is None:
+            return _UNBUILT
+        import numpy as np
         base = np.arange(n, dtype=np.int64).reshape(rows // a, a, cols // b, b)
         tiles = base.transpose(0, 2, 1, 3).reshape(-1, a * b)
         return _Index(tiles[:, inner_idx].reshape(-1))
     if c == "Interleave":
         inner = cast(Layout, node.args[0])
         k = cast(int, node.args[1])
-        first = _build(inner, rows, cols, ctx, attrs)
+        first = _build(inner, rows, cols, ctx, attrs, arrays)
         if rows % k:
             raise GritValueError(f"Interleave(.., {k}) needs rows divisible by {k}; got {rows}")
+        if not arrays:
+            return _UNBUILT
+        import numpy as np
         idx = np.arange(n, dtype=np.int64).reshape(rows // k, k, cols)
         return _Compose(first, _Index(idx.transpose(0, 2, 1).reshape(-1)))
     if c == "Swizzle":
@@ -303,6 +331,9 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
         period = 1 << (bbits + lowbit + shift)
         if n % period:
             raise GritValueError(f"Swizzle{node.args} needs a multiple of {period} units")
+        if not arrays:
+            return _UNBUILT
+        import numpy as np
         o = np.arange(n, dtype=np.int64)
         mask = ((1 << bbits) - 1) << lowbit
         return _Index(o ^ ((o >> shift) & mask))
@@ -310,6 +341,9 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
         if rows % 128 or cols % 4:
             raise GritValueError(
                 f"SWIZZLE_128X4B needs rows % 128 == 0 and cols % 4 == 0; plane is {rows}x{cols}")
+        if not arrays:
+            return _UNBUILT
+        import numpy as np
         r = np.arange(rows, dtype=np.int64)[:, None]
         cc = np.arange(cols, dtype=np.int64)[None, :]
         tile = (r // 128) * (cols // 4) + cc // 4
@@ -321,11 +355,12 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
         pi = cast("tuple[int, ...]", node.args[0])
         if n % len(pi):
             raise GritValueError(f"Perm of length {len(pi)} does not divide {n} units")
-        return _Chunked(pi)
+        return _Chunked(pi) if arrays else _UNBUILT
     if c == "Compose":
         first_node, then_node = cast("tuple[Layout, Layout]", node.args)
-        return _Compose(_build(first_node, rows, cols, ctx, attrs),
-                        _build(then_node, rows, cols, ctx, attrs))
+        first = _build(first_node, rows, cols, ctx, attrs, arrays)
+        then = _build(then_node, rows, cols, ctx, attrs, arrays)
+        return _Compose(first, then) if arrays else _UNBUILT
     if c == "BlockAos":
         attrs.aos = True
         return _Identity()
@@ -389,10 +424,12 @@ class PlaneLayout:
     attrs: _Attrs
 
 
-def plane_layouts(d: Descriptor, g: Geometry,
-                  layouts: Mapping[int, str] | None = None) -> list[PlaneLayout | None]:
+def plane_layouts(d: Descriptor, g: Geometry, layouts: Mapping[int, str] | None = None,
+                  arrays: bool = True) -> list[PlaneLayout | None]:
     """Resolve each present plane's placement into a unit permutation and
-    byte-level attributes."""
+    byte-level attributes.  With ``arrays`` off the placements are checked
+    and their attributes collected exactly as otherwise, but no permutation
+    is built (``_Unbuilt``): what sizing needs, without numpy (issue 15)."""
     words = (d.placement_data, d.placement_scale, d.placement_scale, d.placement_meta)
     ctx = (len(g.shape), g.group_axis)
     out: list[PlaneLayout | None] = []
@@ -412,7 +449,7 @@ def plane_layouts(d: Descriptor, g: Geometry,
             perm: _Perm = _Identity()
         else:
             try:
-                perm = _build(node, rows, cols, ctx, attrs)
+                perm = _build(node, rows, cols, ctx, attrs, arrays)
             except GritValueError as exc:
                 raise _refuse(f"{PLANE_NAMES[i]} placement {node.text}: {exc}", i) from None
         out.append(PlaneLayout(perm, attrs))
@@ -484,7 +521,9 @@ def _stored_sizes(d: Descriptor, shape: tuple[int, ...],
 def _compute_stored_sizes(d: Descriptor, shape: Sequence[int],
                           layouts: Mapping[int, str] | None) -> tuple[list[int], bool]:
     g = geometry(d, shape)
-    pls = plane_layouts(d, g, layouts)
+    # sizes need the placements' validity and byte forms, not their unit
+    # permutations: a header-only scan never imports numpy (issue 15)
+    pls = plane_layouts(d, g, layouts, arrays=False)
     sizes = []
     for spec, pl in zip(g.planes, pls):
         n = spec.canonical_bytes if spec.present else 0

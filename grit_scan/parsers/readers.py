@@ -14,8 +14,9 @@ import re
 import struct
 from collections import Counter
 from collections.abc import Callable, Mapping
+from itertools import groupby, repeat
 from operator import itemgetter
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..artifact import (
     Artifact,
@@ -29,7 +30,7 @@ from ..artifact import (
 )
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
-from ..codec.grade import registry
+from ..codec.grade import Grade, registry
 from ..names import Declared
 from . import budgets, conventions, gguf_reader, safetensors_reader
 from .fileio import SafeFile
@@ -186,14 +187,20 @@ def _ggml_convention(type_name: str) -> str:
     return f"ggml:{type_name}"
 
 
+# Every ggml-typed QTensor's notes: one empty tuple, shared.  Nothing adds a
+# note to a GGUF tensor (the conventions and the manifest reader append to
+# QTensors of their own), and an append here would raise rather than reach
+# every tensor; a list per tensor was 56 bytes and a call each (issue 15).
+_NO_NOTES = cast("list[str]", ())
+_GRIT = object()  # marks a tensor the grit.* keys describe (a run of its own)
+
+# What a ggml tensor's QTensor shares with every tensor of its (type, rank):
+# descriptor, grade, convention string and layouts mapping
+_Shared = tuple[desc_mod.Descriptor, Grade, str, Mapping[int, str]]
+
+
 def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
-    from .ggml_types import (  # gguf: GGUF only
-        MAPPINGS,
-        NOT_REPRESENTABLE,
-        UNQUANTISED,
-        GgmlMapping,
-        type_name,
-    )
+    from .ggml_types import MAPPINGS  # gguf: GGUF only
 
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
     h = _read_header(art, source, gguf_reader.read_header)
@@ -202,42 +209,62 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     table = art.tensors = h.tensors
     art.metadata = _gguf_metadata(h)
     grit = _gguf_grit(art, h)
-    # what depends only on the ggml type (and rank) is looked up once and
-    # shared by its tensors; each tensor costs one QTensor and one PlaneRef,
-    # built with positional arguments (issue 15: 100k-tensor GGUFs)
-    mapped: dict[int, tuple[GgmlMapping, dict[int, desc_mod.Descriptor], str]] = {
-        t: (m, {}, _ggml_convention(m.name)) for t, m in MAPPINGS.items()}
-    quantized, unquantized = art.quantized, art.unquantized
-    ggml, none = Source.GGML_TYPE, Source.NONE
-    for name, ttype, shape, offset, available in zip(table.names, h.codes, h.shapes,
-                                                      table.offsets, table.available):
-        if grit and name in grit:
-            quantized.append(grit[name])
-            continue
-        k = mapped.get(ttype)
-        if k is not None:
-            m, descs, conv = k
-            d = descs.get(len(shape))
-            if d is None:
-                d = descs[len(shape)] = m.descriptor(len(shape) - 1)
-            # one layouts dict per ggml type, shared (never mutated)
-            quantized.append(QTensor(name, gguf_role(name), shape, ggml, d, m.grade, conv, None,
-                                     PlaneRef(name, offset, available), None, None, None,
-                                     m.layouts))
-            continue
-        tn = type_name(ttype)
-        if ttype in UNQUANTISED:
-            unquantized[tn] = unquantized.get(tn, 0) + 1
-            continue
-        reason = NOT_REPRESENTABLE.get(tn, f"ggml type {tn} has no GRIT v1 mapping")
-        clause = "§0.3(b)" if "§0.3b" in reason or "codebook" in reason else "§2.4"
-        q = QTensor(name=name, role=gguf_role(name), shape=shape, source=none,
-                    convention=f"ggml:{tn}", reason=f"ggml {tn}: {reason}",
-                    payload=PlaneRef(name, offset, available))
-        quantized.append(q)
-        art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: ggml {tn}: {reason}",
-                  tensor=name, clause=clause, convention=f"ggml:{tn}")
+    # What depends only on the ggml type and rank is built once per distinct
+    # pair and shared by its tensors; each run of consecutive tensors of one
+    # mapped pair is then built by map() over the columns, one QTensor and
+    # one PlaneRef each with no Python loop around them (issue 15:
+    # 100k-tensor GGUFs).  Tensors the grit.* keys describe and ggml types
+    # without a mapping go one by one.
+    keys = list(zip(h.codes, table.ranks))
+    shared: dict[tuple[int, int], _Shared | None] = {}
+    for code, rank in set(keys):
+        m = MAPPINGS.get(code)
+        shared[code, rank] = None if m is None else (
+            m.descriptor(rank - 1), m.grade, _ggml_convention(m.name), m.layouts)
+    kinds: list[object] = list(map(shared.__getitem__, keys))
+    if grit:
+        kinds = [_GRIT if name in grit else k for name, k in zip(table.names, kinds)]
+    names, shapes, offsets, available = table.names, h.shapes, table.offsets, table.available
+    quantized = art.quantized
+    ggml = Source.GGML_TYPE
+    start = 0
+    for kind, run in groupby(kinds):
+        end = start + len(list(run))
+        if kind is _GRIT:
+            quantized.extend(map(grit.__getitem__, names[start:end]))
+        elif kind is None:
+            for i in range(start, end):
+                _unmapped(art, names[i], h.codes[i], shapes[i], offsets[i], available[i])
+        else:
+            d, grade, conv, layouts = cast(_Shared, kind)
+            ns = names[start:end]
+            quantized.extend(map(
+                QTensor, ns, map(gguf_role, ns), shapes[start:end], repeat(ggml), repeat(d),
+                repeat(grade), repeat(conv), repeat(None),
+                map(PlaneRef, ns, offsets[start:end], available[start:end]), repeat(None),
+                repeat(None), repeat(None), repeat(layouts), repeat(_NO_NOTES)))
+        start = end
     return art
+
+
+def _unmapped(art: Artifact, name: str, ttype: int, shape: tuple[int, ...], offset: int,
+              available: int) -> None:
+    """A tensor of a ggml type with no GRIT mapping: counted when unquantised,
+    else a QTensor without descriptor and the issue saying why."""
+    from .ggml_types import NOT_REPRESENTABLE, UNQUANTISED, type_name
+
+    tn = type_name(ttype)
+    if ttype in UNQUANTISED:
+        art.unquantized[tn] = art.unquantized.get(tn, 0) + 1
+        return
+    reason = NOT_REPRESENTABLE.get(tn, f"ggml type {tn} has no GRIT v1 mapping")
+    clause = "§0.3(b)" if "§0.3b" in reason or "codebook" in reason else "§2.4"
+    q = QTensor(name=name, role=gguf_role(name), shape=shape, source=Source.NONE,
+                convention=f"ggml:{tn}", reason=f"ggml {tn}: {reason}",
+                payload=PlaneRef(name, offset, available))
+    art.quantized.append(q)
+    art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: ggml {tn}: {reason}",
+              tensor=name, clause=clause, convention=f"ggml:{tn}")
 
 
 def _gguf_metadata(h: gguf_reader.GgufHeader) -> dict[str, Any]:

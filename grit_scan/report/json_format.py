@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring_ascii as _string
-from operator import attrgetter
+from operator import attrgetter, ne, sub
 from typing import Any
 
 from .._version import __version__
@@ -20,6 +22,10 @@ from .json_text import Lazy, fragment
 from .report import Report
 
 REPORT_VERSION = 1
+
+_SUMMARY_OF = attrgetter("grade", "source", "convention")
+_NAME, _ROLE = attrgetter("name"), attrgetter("role")
+_TAIL_OF = attrgetter("grade", "desc", "shape", "source", "convention", "reason")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -48,28 +54,56 @@ def _tensor_json(q: QTensor) -> dict[str, Any]:
 
 
 class _TensorText:
-    """``_tensor_json(q)``'s text at indentation ``nl``: the name and role,
-    then the rest of the record, which is the same text for every tensor of
-    one (grade, descriptor, shape, source, convention, reason) and is kept
-    per document (issue 15: one record per quantised tensor).  Keyed by the
-    identity of the shared objects, which the memo holds so that an id is
-    never reused while its entry lives."""
+    """The text of ``_tensor_json(q)`` for each tensor of a batch, at
+    indentation ``nl``, joined by ``sep``, as pieces to concatenate: the
+    name and role, then the rest of the record, which is the same text for
+    every tensor of one (grade, descriptor, shape, source, convention,
+    reason) and is kept per document (issue 15: one record per quantised
+    tensor).  The rest is looked up once per run of consecutive tensors
+    with equal such attributes (compared as tuples, so objects shared by a
+    run compare by identity; the text is a function of their values), by
+    the identity of the shared objects, which ``held`` keeps alive so that
+    an id is never reused while its entry lives.  Every per-tensor step is a
+    C-level map."""
 
-    __slots__ = ("memo",)
+    __slots__ = ("memo", "held")
 
     def __init__(self) -> None:
-        self.memo: dict[tuple[Any, ...], tuple[str, tuple[object, ...]]] = {}
+        self.memo: dict[tuple[Any, ...], str] = {}
+        self.held: list[tuple[object, ...]] = []
 
-    def __call__(self, q: QTensor, nl: str) -> str:
-        key = (id(q.grade), id(q.desc), q.shape, id(q.source), q.convention, q.reason, nl)
-        hit = self.memo.get(key)
-        if hit is None:
-            tail = _tensor_tail(q.grade, q.desc, tuple(q.shape), q.source, q.convention,
-                                q.reason, nl)[1:]
-            hit = self.memo[key] = (tail, (q.grade, q.desc, q.source))
+    def __call__(self, qs: Sequence[QTensor], nl: str, sep: str) -> Iterable[str]:
+        keys = list(map(_TAIL_OF, qs))
+        starts, runs = _runs(keys)
+        tails = []
+        for k in map(keys.__getitem__, starts):
+            grade, desc, shape, source, convention, reason = k
+            key = (id(grade), id(desc), shape, id(source), convention, reason, nl)
+            tail = self.memo.get(key)
+            if tail is None:
+                tail = self.memo[key] = _tensor_tail(grade, desc, tuple(shape), source,
+                                                     convention, reason, nl)[1:]
+                self.held.append((grade, desc, source))
+            tails.append(tail)
         inner = nl + "  "
-        return ("{" + inner + '"name": ' + _string(q.name) + "," + inner + '"role": '
-                + _string(q.role) + "," + hit[0])
+        # each record: "{" + inner + '"name": ' + name + "," + inner + '"role": ' + role
+        # + "," + tail, the first without a separator before it
+        return chain.from_iterable(zip(
+            chain(("",), repeat(sep)), repeat("{" + inner + '"name": '),
+            map(_string, map(_NAME, qs)), repeat("," + inner + '"role": '),
+            map(_string, map(_ROLE, qs)), repeat(","),
+            chain.from_iterable(map(repeat, tails, runs))))
+
+
+def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
+    """Where each run of equal consecutive ``keys`` starts, and its length,
+    found at C speed (tuples compare their items by identity first): a
+    file's tensors are a few long runs, which then cost no Python code per
+    tensor (issue 15)."""
+    if not keys:
+        return [], iter(())
+    starts = [0, *compress(range(1, len(keys)), map(ne, islice(keys, 1, None), keys))]
+    return starts, map(sub, [*starts[1:], len(keys)], starts)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -81,21 +115,29 @@ def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int,
                      "source": source.value, "convention": convention, "reason": reason}, nl)
 
 
-_GRADE, _SOURCE, _CONVENTION = (attrgetter("grade"), attrgetter("source"),
-                                attrgetter("convention"))
 
 
 def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     grades: Counter[tuple[str, str | None, str]] = Counter()
     sources: Counter[str] = Counter()
-    # counted per (grade object, source, convention) at C speed, then named
-    # (issue 15); first-seen order is kept, so ties sort as before
-    qs = a.quantized
-    gs, ss = list(map(_GRADE, qs)), list(map(_SOURCE, qs))
-    grade_of: dict[int, Grade | None] = dict(zip(map(id, gs), gs))
-    source_of: dict[int, Source] = dict(zip(map(id, ss), ss))
-    for (g_id, s_id, conv), n in Counter(zip(map(id, gs), map(id, ss),
-                                             map(_CONVENTION, qs))).items():
+    # counted per run of equal (grade, source, convention), then per
+    # (grade object, source object, convention), then named (issue 15); the
+    # names are a function of the values, and first-seen order is kept, so
+    # ties sort as before
+    keys = list(map(_SUMMARY_OF, a.quantized))
+    starts, runs = _runs(keys)
+    counts: dict[tuple[int, int, str | None], int] = {}
+    grade_of: dict[int, Grade | None] = {}
+    source_of: dict[int, Source] = {}
+    for i, n in zip(starts, runs):
+        grade, source, conv = keys[i]
+        k = (id(grade), id(source), conv)
+        if k in counts:
+            counts[k] += n
+        else:
+            counts[k] = n
+            grade_of[id(grade)], source_of[id(source)] = grade, source
+    for (g_id, s_id, conv), n in counts.items():
         g = grade_of[g_id]
         sources[source_of[s_id].value] += n
         if g is not None:

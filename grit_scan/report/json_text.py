@@ -14,7 +14,7 @@ inlines the common leaves.  ``tests/test_output_json.py`` holds it to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring_ascii as _string
 from typing import Any, TextIO, overload
 
@@ -58,11 +58,16 @@ class Lazy(Sequence[Any]):
     __slots__ = ("items", "fn", "text")
 
     def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any],
-                 text: Callable[[Any, str], str] | None = None) -> None:
-        # ``text(item, nl)``, when given, is the JSON text of ``fn(item)``
-        # starting on a line indented as ``nl`` (a newline and spaces), which
-        # the writer uses instead of walking ``fn(item)``; it must be byte
-        # for byte that walk's text (tests/test_output_json.py)
+                 text: Callable[[Sequence[Any], str, str], Iterable[str]] | None = None
+                 ) -> None:
+        # ``text(batch, nl, sep)``, when given, is the JSON text of
+        # ``fn(item)`` for each item of a slice of ``items``, each starting
+        # on a line indented as ``nl`` (a newline and spaces), joined by
+        # ``sep``, as pieces to concatenate; the writer uses it instead of
+        # walking ``fn(item)``, so it must be byte for byte that walk's text
+        # (tests/test_output_json.py).  A batch, not an item, so that the
+        # text can be built by C-level maps (issue 15: one record per
+        # quantised tensor)
         self.items, self.fn, self.text = items, fn, text
 
     def __len__(self) -> int:
@@ -86,8 +91,12 @@ class Lazy(Sequence[Any]):
 def dumps(doc: Any, default: Callable[[Any], Any] = str) -> str:
     """``doc`` as indented JSON text (no trailing newline)."""
     out: list[str] = []
-    _walk(doc, default, out.append, lambda: None)
+    _walk(doc, default, out.append, _no_flush)
     return "".join(out)
+
+
+def _no_flush(force: bool = False) -> None:
+    """The whole text is kept (dumps, fragment): nothing to write."""
 
 
 def dump(doc: Any, stream: TextIO, default: Callable[[Any], Any] = str,
@@ -96,8 +105,8 @@ def dump(doc: Any, stream: TextIO, default: Callable[[Any], Any] = str,
     about ``chunk`` items, so the text of a large report never exists whole."""
     out: list[str] = []
 
-    def flush() -> None:
-        if len(out) >= chunk:
+    def flush(force: bool = False) -> None:
+        if force or len(out) >= chunk:
             stream.write("".join(out))
             out.clear()
 
@@ -109,14 +118,20 @@ def fragment(doc: Any, nl: str, default: Callable[[Any], Any] = str) -> str:
     """``doc``'s text as it is written inside a document on a line indented
     as ``nl`` (a newline and the indentation)."""
     out: list[str] = []
-    _walk(doc, default, out.append, lambda: None, nl)
+    _walk(doc, default, out.append, _no_flush, nl)
     return "".join(out)
 
 
+# Lazy items whose text is built per batch, then joined and written as one
+# piece (issue 15: about 600 KB of tensor records at a time)
+_BATCH = 1024
+
+
 def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
-          flush: Callable[[], None], start: str = "\n") -> None:
+          flush: Callable[[bool], None], start: str = "\n") -> None:
     """Append ``doc``'s text piece by piece; ``flush`` after each container
-    item lets ``dump`` write what has accumulated."""
+    item lets ``dump`` write what has accumulated (``flush(True)``: write it
+    now, after a batch of Lazy items that was appended as one piece)."""
 
     def enc(o: Any, nl: str) -> None:
         # ``nl`` is a newline plus the indentation of the line ``o`` starts on;
@@ -142,12 +157,11 @@ def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
             app("[")
             lead = inner
             if type(o) is Lazy and o.text is not None:
-                text = o.text
-                for v in o.items:
-                    app(lead)
+                items, text = o.items, o.text
+                for i in range(0, len(items), _BATCH):
+                    app(lead + "".join(text(items[i : i + _BATCH], inner, sep)))
                     lead = sep
-                    app(text(v, inner))
-                    flush()
+                    flush(True)
                 app(nl + "]")
                 return
             for v in o:
@@ -159,7 +173,7 @@ def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
                     app(int.__repr__(v))
                 else:
                     enc(v, inner)
-                    flush()
+                    flush(False)
             app(nl + "]")
         elif isinstance(o, dict):
             if not o:
