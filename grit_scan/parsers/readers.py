@@ -187,11 +187,9 @@ def _ggml_convention(type_name: str) -> str:
     return f"ggml:{type_name}"
 
 
-# Every ggml-typed QTensor's notes: one empty tuple, shared.  Nothing adds a
-# note to a GGUF tensor (the conventions and the manifest reader append to
-# QTensors of their own), and an append here would raise rather than reach
-# every tensor; a list per tensor was 56 bytes and a call each (issue 15).
-_NO_NOTES = cast("list[str]", ())
+# Every ggml-typed QTensor's notes: the empty tuple (QTensor.notes is a
+# tuple; a list per tensor was 56 bytes and a call each, issue 15).
+_NO_NOTES: tuple[str, ...] = ()
 _GRIT = object()  # marks a tensor the grit.* keys describe (a run of its own)
 
 # What a ggml tensor's QTensor shares with every tensor of its (type, rank):
