@@ -111,7 +111,7 @@ def _same(data: bytes) -> bool:
 # JSON punctuation), and sometimes characters that need an escape
 _PLAIN_CHARS = st.characters(exclude_categories=("Cs",), exclude_characters='"\\',
                              min_codepoint=0x20)
-_NAMES = st.text(_PLAIN_CHARS, min_size=0, max_size=12).filter(lambda s: s != "__metadata__")
+_NAMES = st.text(_PLAIN_CHARS, min_size=0, max_size=40).filter(lambda s: s != "__metadata__")
 _ANY_NAMES = st.text(st.characters(exclude_categories=("Cs",)), max_size=8).filter(
     lambda s: s != "__metadata__")
 _WS = st.text(" \t\n\r", max_size=2)
@@ -379,6 +379,20 @@ def test_columns_of_a_header_written_by_hand() -> None:
     ('\ufeff{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1),
     ('{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":"x"}', 1),
     ('{"a\x01":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1),     # a control char
+    ('{"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,0]}}', 0),  # 2^64
+    ('{"a":{"dtype":"U8","shape":[18446744073709551617],"data_offsets":[0,1]}}', 1),
+    ('{"a":{"dtype":"U8","shape":[0],"data_offsets":[18446744073709551616,'
+     '18446744073709551616]}}', 0),
+    ('{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,18446744073709551617]}}', 1),
+    ('{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,00000000000000000001]}}', 1),
+    ('{"model.layers.0\x01.self_attn.q_proj":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}',
+     1),                                                                  # inside a long name
+    ('{"model.layers.0\x1f.self_attn.q_proj":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}',
+     1),
+    ('{"model.layers.0.self_attn.q_proj\\u0031":{"dtype":"U8","shape":[1],'
+     '"data_offsets":[0,1]}}', 1),
+    ('{"__metadata__":{"format":"pt","long key with a \x0b inside":"v"},'
+     '"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1),
     ('{"a":{"dtype":"U8" "shape":[1],"data_offsets":[0,1]}}', 1),         # commas missing
     ('{"a":{"dtype":"U8","shape":[1] "data_offsets":[0,1]}}', 1),
     ('{"a":{"dtype":"U8","shape":[1],"data_offsets":[0 1]}}', 1),
@@ -459,6 +473,20 @@ def test_offsets_up_to_2_62(end: int, ok: bool) -> None:
     got = _fnv.st_header_columns(raw, sr._DTYPE_NAME, sr.DTYPE_BITS, 8 + len(raw), end,
                                  sr.MAX_TENSORS, sr.MAX_JSON_ITEMS, 8)
     assert (got is not None) == ok
+
+
+@needs_c
+def test_long_names_with_every_byte_that_needs_no_escape() -> None:
+    """Names longer than the scanner's eight-byte steps, holding DEL, the
+    bytes just above the ones it stops at ('!', '#', ']', 0x20) and
+    multi-byte UTF-8 at every alignment: accepted, and read as before."""
+    tail = "\x7f !#[]{}:,\u00e9\u4e2d\U0001f600"
+    names = [("model.layers." + "x" * k + tail * 3)[: 8 + k * 3] for k in range(16)]
+    text = json.dumps({n: {"dtype": "U8", "shape": [1], "data_offsets": [i, i + 1]}
+                       for i, n in enumerate(names)}, ensure_ascii=False)
+    data = _file(text, len(names))
+    assert "\\" not in text and _scan(data) is not None
+    assert _same(data)
 
 
 def _many(k: int, sep: str = ",") -> str:

@@ -378,7 +378,7 @@ typedef struct {
     Py_ssize_t n, i;
 } stcur_t;
 
-static void st_ws(stcur_t *c) {
+static inline void st_ws(stcur_t *c) {
     while (c->i < c->n) {
         unsigned char ch = c->p[c->i];
         if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') break;
@@ -387,56 +387,70 @@ static void st_ws(stcur_t *c) {
 }
 
 /* Consume ``ch`` (after whitespace); 0 when the next byte is something else. */
-static int st_eat(stcur_t *c, unsigned char ch) {
+static inline int st_eat(stcur_t *c, unsigned char ch) {
     st_ws(c);
     if (c->i < c->n && c->p[c->i] == ch) { c->i++; return 1; }
     return 0;
 }
 
 /* A string with no escape and no control character: its bytes are
- * p[*start, *start + *len).  0 for anything else. */
-static int st_string(stcur_t *c, Py_ssize_t *start, Py_ssize_t *len) {
+ * p[*start, *start + *len).  0 for anything else.  Eight bytes at a time
+ * while none of them is '"', '\\' or below 0x20 (the usual zero-byte and
+ * less-than tests on a word; a hit may be a false one, and the byte loop
+ * then decides): names are most of a header's bytes (issue 15). */
+static inline int st_string(stcur_t *c, Py_ssize_t *start, Py_ssize_t *len) {
     if (!st_eat(c, '"')) return 0;
-    Py_ssize_t s = c->i;
-    while (c->i < c->n) {
-        unsigned char ch = c->p[c->i];
+    const unsigned char *p = c->p;
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    Py_ssize_t s = c->i, i = s, n = c->n;
+    while (n - i >= 8) {
+        uint64_t w, q, b;
+        memcpy(&w, p + i, 8);
+        q = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & highs) break;
+        i += 8;
+    }
+    for (; i < n; i++) {
+        unsigned char ch = p[i];
         if (ch == '"') {
             *start = s;
-            *len = c->i - s;
-            c->i++;
+            *len = i - s;
+            c->i = i + 1;
             return 1;
         }
         if (ch == '\\' || ch < 0x20) return 0;
-        c->i++;
     }
     return 0;
 }
 
 /* A non-negative integer in plain digits, at most ``limit``.  A following
  * digit (a leading zero), '.', 'e' or '-' is refused by the caller, which
- * wants ',' or ']' next. */
-static int st_uint(stcur_t *c, uint64_t limit, uint64_t *out) {
+ * wants ',' or ']' next.  Up to 19 digits fit 64 bits (10^19 < 2^64); the
+ * limits are below 10^19, so a 20th digit is over them. */
+static inline int st_uint(stcur_t *c, uint64_t limit, uint64_t *out) {
     st_ws(c);
-    if (c->i >= c->n || c->p[c->i] < '0' || c->p[c->i] > '9') return 0;
+    Py_ssize_t i = c->i, n = c->n;
+    if (i >= n || c->p[i] < '0' || c->p[i] > '9') return 0;
     uint64_t v = 0;
-    if (c->p[c->i] == '0') {
-        c->i++;
+    if (c->p[i] == '0') {
+        i++;
     } else {
-        while (c->i < c->n && c->p[c->i] >= '0' && c->p[c->i] <= '9') {
-            uint64_t d = (uint64_t)(c->p[c->i] - '0');
-            if (v > (limit - d) / 10) return 0;  /* checked before the multiply */
-            v = v * 10 + d;
-            c->i++;
+        Py_ssize_t first = i;
+        while (i < n && c->p[i] >= '0' && c->p[i] <= '9') {
+            if (i - first == 19) return 0;
+            v = v * 10 + (uint64_t)(c->p[i] - '0');
+            i++;
         }
+        if (v > limit) return 0;
     }
+    c->i = i;
     *out = v;
     return 1;
 }
 
-static int st_key_is(const unsigned char *p, Py_ssize_t len, const char *want) {
-    size_t w = strlen(want);
-    return (size_t)len == w && memcmp(p, want, w) == 0;
-}
+/* The bytes p[0, len) are the literal ``lit`` (a constant-length compare). */
+#define ST_IS(p, len, lit) ((len) == sizeof(lit) - 1 && memcmp((p), lit, sizeof(lit) - 1) == 0)
 
 typedef struct {
     Py_ssize_t at, len;   /* the dtype's bytes in the buffer */
@@ -494,13 +508,17 @@ static PyObject *st_header_columns(PyObject *self, PyObject *args) {
     stspan_t *spans = NULL;
 
     /* budgets.json_items, the same count: these are ASCII, so bytes count
-     * as characters (a UTF-8 sequence never holds an ASCII byte) */
-    Py_ssize_t items = 1;
-    for (Py_ssize_t k = 0; k < c.n; k++) {
-        unsigned char ch = c.p[k];
-        items += (ch == ',') + (ch == '[') + (ch == '{');
+     * as characters (a UTF-8 sequence never holds an ASCII byte).  It is at
+     * most one more than the length, so only a text that long is counted. */
+    if (c.n >= max_items) {
+        Py_ssize_t items = 1;
+        for (Py_ssize_t k = 0; k < c.n; k++) {
+            unsigned char ch = c.p[k];
+            items += (ch == ',') + (ch == '[') + (ch == '{');
+        }
+        if (items > max_items) ST_REFUSE;
     }
-    if (items > max_items || data_start < 0 || region < 0) ST_REFUSE;
+    if (data_start < 0 || region < 0) ST_REFUSE;
     if (max_rank > 64) max_rank = 64;  /* refusing more is always safe: ranks fit a byte */
     if ((names = PyList_New(0)) == NULL || (dtypes = PyList_New(0)) == NULL
             || (seen = PySet_New(NULL)) == NULL || (meta = PyDict_New()) == NULL)
@@ -510,7 +528,7 @@ static PyObject *st_header_columns(PyObject *self, PyObject *args) {
     for (;;) {
         Py_ssize_t ks, kl;
         if (!st_string(&c, &ks, &kl) || !st_eat(&c, ':')) ST_REFUSE;
-        if (st_key_is(c.p + ks, kl, "__metadata__")) {
+        if (ST_IS(c.p + ks, kl, "__metadata__")) {
             if (have_meta || !st_eat(&c, '{')) ST_REFUSE;
             have_meta = 1;
             if (!st_eat(&c, '}')) {
@@ -569,7 +587,7 @@ static PyObject *st_header_columns(PyObject *self, PyObject *args) {
                 Py_ssize_t fs, fl;
                 if (f && !st_eat(&c, ',')) ST_REFUSE;
                 if (!st_string(&c, &fs, &fl) || !st_eat(&c, ':')) ST_REFUSE;
-                if (st_key_is(c.p + fs, fl, "dtype") && !(got & 1)) {
+                if (ST_IS(c.p + fs, fl, "dtype") && !(got & 1)) {
                     got |= 1;
                     Py_ssize_t vs, vl;
                     if (!st_string(&c, &vs, &vl)) ST_REFUSE;
@@ -607,7 +625,7 @@ static PyObject *st_header_columns(PyObject *self, PyObject *args) {
                             cache[n_cache++] = (stdtype_t){vs, vl, dname, bits};
                     }
                     if (PyList_Append(dtypes, dname) < 0) ST_FAIL;
-                } else if (st_key_is(c.p + fs, fl, "shape") && !(got & 2)) {
+                } else if (ST_IS(c.p + fs, fl, "shape") && !(got & 2)) {
                     got |= 2;
                     if (!st_eat(&c, '[')) ST_REFUSE;
                     if (!st_eat(&c, ']')) {
@@ -625,7 +643,7 @@ static PyObject *st_header_columns(PyObject *self, PyObject *args) {
                             if (!st_eat(&c, ',')) ST_REFUSE;
                         }
                     }
-                } else if (st_key_is(c.p + fs, fl, "data_offsets") && !(got & 4)) {
+                } else if (ST_IS(c.p + fs, fl, "data_offsets") && !(got & 4)) {
                     got |= 4;
                     if (!st_eat(&c, '[') || !st_uint(&c, OFF_MAX, &start) || !st_eat(&c, ',')
                             || !st_uint(&c, OFF_MAX, &end) || !st_eat(&c, ']'))
@@ -701,6 +719,7 @@ out:
 
 #undef ST_REFUSE
 #undef ST_FAIL
+#undef ST_IS
 
 /* ===== end of safetensors header columns ================================== */
 
