@@ -431,6 +431,385 @@ not_packed:
     Py_RETURN_NONE;
 }
 
+/* ===== safetensors header columns (issue 15) ===============================
+ *
+ * st_header_columns(data, dtype_names, dtype_bits, data_start, region,
+ *                   max_tensors, max_items, max_rank)
+ *   -> (names, dtypes, dims, ranks, starts, nbytes, metadata) | None
+ *
+ * A restricted scanner for the plain shape of a safetensors header: a JSON
+ * object whose values are objects with exactly the keys "dtype" (a string),
+ * "shape" (an array of at most ``max_rank`` integers) and "data_offsets"
+ * (an array of two integers), in any order, plus at most one "__metadata__"
+ * object of string -> string.  Strings hold no backslash and no control
+ * character; integers are plain digits ("0" or no leading zero).  It
+ * checks what safetensors_reader._fast_path checks (dtype in
+ * ``dtype_names``, dimensions below 2^63, offsets below 2^62, element
+ * count below 2^55, bytes == elements * bits / 8 exactly, offsets sorted
+ * by (start, end) tiling [0, region), no name twice) and returns that
+ * path's columns: the names (str, text order), each dtype as the value
+ * ``dtype_names`` maps it to, the dimensions flat, the ranks, the absolute
+ * starts (data_start + start) and the byte lengths; the int64 columns as
+ * native-endian bytes for array('q').frombytes.
+ *
+ * None for anything else, including a JSON text whose ',' '[' '{' count
+ * (budgets.json_items) passes ``max_items``, more than ``max_tensors``
+ * tensors, no tensor at all, any key twice at any level: the caller then
+ * parses the text as before, which gives every message, issue and budget
+ * error (tests/test_st_columns.py holds the two to the same Header).  The
+ * walk is one pass over the bytes with no recursion (the shape is two
+ * levels deep) and never reads past the buffer. */
+
+typedef struct {
+    const unsigned char *p;
+    Py_ssize_t n, i;
+} stcur_t;
+
+static inline void st_ws(stcur_t *c) {
+    while (c->i < c->n) {
+        unsigned char ch = c->p[c->i];
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') break;
+        c->i++;
+    }
+}
+
+/* Consume ``ch`` (after whitespace); 0 when the next byte is something else. */
+static inline int st_eat(stcur_t *c, unsigned char ch) {
+    st_ws(c);
+    if (c->i < c->n && c->p[c->i] == ch) { c->i++; return 1; }
+    return 0;
+}
+
+/* A string with no escape and no control character: its bytes are
+ * p[*start, *start + *len).  0 for anything else.  Eight bytes at a time
+ * while none of them is '"', '\\' or below 0x20 (the usual zero-byte and
+ * less-than tests on a word; a hit may be a false one, and the byte loop
+ * then decides): names are most of a header's bytes (issue 15). */
+static inline int st_string(stcur_t *c, Py_ssize_t *start, Py_ssize_t *len) {
+    if (!st_eat(c, '"')) return 0;
+    const unsigned char *p = c->p;
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    Py_ssize_t s = c->i, i = s, n = c->n;
+    while (n - i >= 8) {
+        uint64_t w, q, b;
+        memcpy(&w, p + i, 8);
+        q = w ^ (ones * '"');
+        b = w ^ (ones * '\\');
+        if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & highs) break;
+        i += 8;
+    }
+    for (; i < n; i++) {
+        unsigned char ch = p[i];
+        if (ch == '"') {
+            *start = s;
+            *len = i - s;
+            c->i = i + 1;
+            return 1;
+        }
+        if (ch == '\\' || ch < 0x20) return 0;
+    }
+    return 0;
+}
+
+/* A non-negative integer in plain digits, at most ``limit``.  A following
+ * digit (a leading zero), '.', 'e' or '-' is refused by the caller, which
+ * wants ',' or ']' next.  Up to 19 digits fit 64 bits (10^19 < 2^64); the
+ * limits are below 10^19, so a 20th digit is over them. */
+static inline int st_uint(stcur_t *c, uint64_t limit, uint64_t *out) {
+    st_ws(c);
+    Py_ssize_t i = c->i, n = c->n;
+    if (i >= n || c->p[i] < '0' || c->p[i] > '9') return 0;
+    uint64_t v = 0;
+    if (c->p[i] == '0') {
+        i++;
+    } else {
+        Py_ssize_t first = i;
+        while (i < n && c->p[i] >= '0' && c->p[i] <= '9') {
+            if (i - first == 19) return 0;
+            v = v * 10 + (uint64_t)(c->p[i] - '0');
+            i++;
+        }
+        if (v > limit) return 0;
+    }
+    c->i = i;
+    *out = v;
+    return 1;
+}
+
+/* The bytes p[0, len) are the literal ``lit`` (a constant-length compare). */
+#define ST_IS(p, len, lit) ((len) == sizeof(lit) - 1 && memcmp((p), lit, sizeof(lit) - 1) == 0)
+
+typedef struct {
+    Py_ssize_t at, len;   /* the dtype's bytes in the buffer */
+    PyObject *name;       /* borrowed from dtype_names */
+    uint64_t bits;
+} stdtype_t;
+
+#define ST_DTYPE_CACHE 64
+
+typedef struct { int64_t s, e; } stspan_t;
+
+static int st_span_cmp(const void *a, const void *b) {
+    const stspan_t *x = a, *y = b;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    if (x->e != y->e) return x->e < y->e ? -1 : 1;
+    return 0;
+}
+
+/* Grow ``*arr`` (of ``size``-byte items) to hold ``need``; 0 on no memory. */
+static int st_reserve(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
+    if (need <= *cap) return 1;
+    Py_ssize_t c = *cap ? *cap : 256;
+    while (c < need) c *= 2;
+    void *g = realloc(*arr, (size_t)c * size);
+    if (g == NULL) return 0;
+    *arr = g;
+    *cap = c;
+    return 1;
+}
+
+/* The refusal and error exits of st_header_columns: -1 a Python error is
+ * set (no memory), 0 the text is not the plain shape (None). */
+#define ST_REFUSE do { rc = 0; goto out; } while (0)
+#define ST_FAIL do { rc = -1; goto out; } while (0)
+
+static PyObject *st_header_columns(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *dtype_names, *dtype_bits;
+    long long data_start, region;
+    Py_ssize_t max_tensors, max_items, max_rank;
+    if (!PyArg_ParseTuple(args, "y*O!O!LLnnn", &buf, &PyDict_Type, &dtype_names,
+                          &PyDict_Type, &dtype_bits, &data_start, &region, &max_tensors,
+                          &max_items, &max_rank))
+        return NULL;
+    stcur_t c = {(const unsigned char *)buf.buf, buf.len, 0};
+    const uint64_t DIM_MAX = ((uint64_t)1 << 63) - 1, OFF_MAX = ((uint64_t)1 << 62) - 1;
+    const uint64_t NUMEL_LIMIT = (uint64_t)1 << 55;
+    int rc = 0;
+    PyObject *names = NULL, *dtypes = NULL, *seen = NULL, *meta = NULL, *res = NULL;
+    int64_t *sv = NULL, *ev = NULL, *dims = NULL;  /* start, end per tensor; every dimension */
+    unsigned char *ranks = NULL;
+    Py_ssize_t cap_s = 0, cap_e = 0, cap_d = 0, cap_r = 0, n_t = 0, n_d = 0;
+    stdtype_t cache[ST_DTYPE_CACHE];
+    int n_cache = 0;
+    stspan_t *spans = NULL;
+
+    /* budgets.json_items, the same count: these are ASCII, so bytes count
+     * as characters (a UTF-8 sequence never holds an ASCII byte).  It is at
+     * most one more than the length, so only a text that long is counted. */
+    if (c.n >= max_items) {
+        Py_ssize_t items = 1;
+        for (Py_ssize_t k = 0; k < c.n; k++) {
+            unsigned char ch = c.p[k];
+            items += (ch == ',') + (ch == '[') + (ch == '{');
+        }
+        if (items > max_items) ST_REFUSE;
+    }
+    if (data_start < 0 || region < 0) ST_REFUSE;
+    if (max_rank > 64) max_rank = 64;  /* refusing more is always safe: ranks fit a byte */
+    if ((names = PyList_New(0)) == NULL || (dtypes = PyList_New(0)) == NULL
+            || (seen = PySet_New(NULL)) == NULL || (meta = PyDict_New()) == NULL)
+        ST_FAIL;
+    if (!st_eat(&c, '{')) ST_REFUSE;
+    int have_meta = 0;
+    for (;;) {
+        Py_ssize_t ks, kl;
+        if (!st_string(&c, &ks, &kl) || !st_eat(&c, ':')) ST_REFUSE;
+        if (ST_IS(c.p + ks, kl, "__metadata__")) {
+            if (have_meta || !st_eat(&c, '{')) ST_REFUSE;
+            have_meta = 1;
+            if (!st_eat(&c, '}')) {
+                for (;;) {
+                    Py_ssize_t ms, ml, vs, vl;
+                    if (!st_string(&c, &ms, &ml) || !st_eat(&c, ':')
+                            || !st_string(&c, &vs, &vl))
+                        ST_REFUSE;
+                    PyObject *k = PyUnicode_DecodeUTF8((const char *)c.p + ms, ml, NULL);
+                    PyObject *v = k ? PyUnicode_DecodeUTF8((const char *)c.p + vs, vl, NULL)
+                                    : NULL;
+                    if (v == NULL) {
+                        Py_XDECREF(k);
+                        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) ST_FAIL;
+                        PyErr_Clear();
+                        ST_REFUSE;
+                    }
+                    Py_ssize_t before = PyDict_GET_SIZE(meta);
+                    int bad = PyDict_SetItem(meta, k, v);
+                    Py_DECREF(k);
+                    Py_DECREF(v);
+                    if (bad < 0) ST_FAIL;
+                    if (PyDict_GET_SIZE(meta) == before) ST_REFUSE;  /* a key twice */
+                    if (st_eat(&c, '}')) break;
+                    if (!st_eat(&c, ',')) ST_REFUSE;
+                }
+            }
+        } else {
+            if (n_t >= max_tensors) ST_REFUSE;
+            PyObject *name = PyUnicode_DecodeUTF8((const char *)c.p + ks, kl, NULL);
+            if (name == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) ST_FAIL;
+                PyErr_Clear();
+                ST_REFUSE;
+            }
+            /* one set lookup: a name already there leaves the size as it was */
+            Py_ssize_t before = PySet_GET_SIZE(seen);
+            int bad = PySet_Add(seen, name) < 0 || PyList_Append(names, name) < 0;
+            Py_DECREF(name);
+            if (bad) ST_FAIL;
+            if (PySet_GET_SIZE(seen) == before) ST_REFUSE;
+            if (!st_reserve((void **)&sv, &cap_s, n_t + 1, sizeof *sv)
+                    || !st_reserve((void **)&ev, &cap_e, n_t + 1, sizeof *ev)
+                    || !st_reserve((void **)&ranks, &cap_r, n_t + 1, 1)
+                    || !st_reserve((void **)&dims, &cap_d, n_d + max_rank, sizeof *dims)) {
+                PyErr_NoMemory();
+                ST_FAIL;
+            }
+            /* the entry: each of the three keys once, in any order */
+            if (!st_eat(&c, '{')) ST_REFUSE;
+            int got = 0;  /* bits: 1 dtype, 2 shape, 4 data_offsets */
+            uint64_t bits = 0, numel = 1, start = 0, end = 0;
+            Py_ssize_t rank = 0;
+            int zero = 0;
+            for (int f = 0; f < 3; f++) {
+                Py_ssize_t fs, fl;
+                if (f && !st_eat(&c, ',')) ST_REFUSE;
+                if (!st_string(&c, &fs, &fl) || !st_eat(&c, ':')) ST_REFUSE;
+                if (ST_IS(c.p + fs, fl, "dtype") && !(got & 1)) {
+                    got |= 1;
+                    Py_ssize_t vs, vl;
+                    if (!st_string(&c, &vs, &vl)) ST_REFUSE;
+                    int hit = -1;
+                    for (int k = 0; k < n_cache; k++)
+                        if (cache[k].len == vl && memcmp(c.p + cache[k].at, c.p + vs, vl) == 0) {
+                            hit = k;
+                            break;
+                        }
+                    PyObject *dname;
+                    if (hit >= 0) {
+                        dname = cache[hit].name;
+                        bits = cache[hit].bits;
+                    } else {
+                        PyObject *s = PyUnicode_DecodeUTF8((const char *)c.p + vs, vl, NULL);
+                        if (s == NULL) {
+                            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) ST_FAIL;
+                            PyErr_Clear();
+                            ST_REFUSE;
+                        }
+                        dname = PyDict_GetItemWithError(dtype_names, s);  /* borrowed */
+                        PyObject *w = dname ? PyDict_GetItemWithError(dtype_bits, s) : NULL;
+                        Py_DECREF(s);
+                        if (w == NULL || !PyUnicode_CheckExact(dname) || !PyLong_CheckExact(w)) {
+                            if (PyErr_Occurred()) ST_FAIL;
+                            ST_REFUSE;  /* an unknown dtype: the per-entry path names it */
+                        }
+                        long wb = PyLong_AsLong(w);
+                        if (wb < 1 || wb > 64) {
+                            if (PyErr_Occurred()) PyErr_Clear();
+                            ST_REFUSE;
+                        }
+                        bits = (uint64_t)wb;
+                        if (n_cache < ST_DTYPE_CACHE)
+                            cache[n_cache++] = (stdtype_t){vs, vl, dname, bits};
+                    }
+                    if (PyList_Append(dtypes, dname) < 0) ST_FAIL;
+                } else if (ST_IS(c.p + fs, fl, "shape") && !(got & 2)) {
+                    got |= 2;
+                    if (!st_eat(&c, '[')) ST_REFUSE;
+                    if (!st_eat(&c, ']')) {
+                        for (;;) {
+                            uint64_t d;
+                            if (rank >= max_rank || !st_uint(&c, DIM_MAX, &d)) ST_REFUSE;
+                            dims[n_d + rank++] = (int64_t)d;
+                            if (d == 0) zero = 1;
+                            else if (numel < NUMEL_LIMIT) {
+                                /* < 2^55 times < 2^63: fits 128 bits; saturate at the limit */
+                                u128 m = (u128)numel * d;
+                                numel = m >= NUMEL_LIMIT ? NUMEL_LIMIT : (uint64_t)m;
+                            }
+                            if (st_eat(&c, ']')) break;
+                            if (!st_eat(&c, ',')) ST_REFUSE;
+                        }
+                    }
+                } else if (ST_IS(c.p + fs, fl, "data_offsets") && !(got & 4)) {
+                    got |= 4;
+                    if (!st_eat(&c, '[') || !st_uint(&c, OFF_MAX, &start) || !st_eat(&c, ',')
+                            || !st_uint(&c, OFF_MAX, &end) || !st_eat(&c, ']'))
+                        ST_REFUSE;
+                } else {
+                    ST_REFUSE;  /* another key, or one of the three twice */
+                }
+            }
+            if (!st_eat(&c, '}')) ST_REFUSE;
+            if (zero) numel = 0;
+            if (numel >= NUMEL_LIMIT) ST_REFUSE;
+            uint64_t nbits = numel * bits;  /* < 2^55 * 64 */
+            if (nbits % 8 || end < start || end - start != nbits / 8) ST_REFUSE;
+            sv[n_t] = (int64_t)start;
+            ev[n_t] = (int64_t)end;
+            ranks[n_t] = (unsigned char)rank;
+            n_d += rank;
+            n_t++;
+        }
+        if (st_eat(&c, '}')) break;
+        if (!st_eat(&c, ',')) ST_REFUSE;
+    }
+    st_ws(&c);
+    if (c.i != c.n || n_t == 0) ST_REFUSE;  /* trailing bytes; no tensor (today's path) */
+    /* the offsets tile [0, region): in text order (how writers lay them
+     * out), or else after sorting by (start, end) as _fast_path does */
+    int tiled = sv[0] == 0 && ev[n_t - 1] == region;
+    for (Py_ssize_t k = 1; tiled && k < n_t; k++)
+        if (sv[k] != ev[k - 1]) tiled = 0;
+    if (!tiled) {
+        spans = malloc((size_t)n_t * sizeof *spans);
+        if (spans == NULL) { PyErr_NoMemory(); ST_FAIL; }
+        for (Py_ssize_t k = 0; k < n_t; k++) spans[k] = (stspan_t){sv[k], ev[k]};
+        qsort(spans, (size_t)n_t, sizeof *spans, st_span_cmp);
+        if (spans[0].s != 0 || spans[n_t - 1].e != region) ST_REFUSE;
+        for (Py_ssize_t k = 1; k < n_t; k++)
+            if (spans[k].s != spans[k - 1].e) ST_REFUSE;
+    }
+    /* the columns, in place: starts made absolute, ends become byte lengths
+     * (start < 2^62 and data_start < 2^63 - 2^62, checked: no overflow) */
+    if (data_start >= ((int64_t)1 << 62)) ST_REFUSE;
+    for (Py_ssize_t k = 0; k < n_t; k++) {
+        ev[k] -= sv[k];
+        sv[k] += data_start;
+    }
+    rc = 1;
+out:
+    if (rc == 1) {
+        PyObject *rk = PyList_New(n_t), *db = NULL, *sb = NULL, *nb = NULL;
+        int ok = rk != NULL;
+        for (Py_ssize_t k = 0; ok && k < n_t; k++) {
+            PyObject *r = PyLong_FromLong(ranks[k]);  /* small ints: shared objects */
+            if (r == NULL) ok = 0;
+            else PyList_SET_ITEM(rk, k, r);
+        }
+        if (ok) {
+            db = PyBytes_FromStringAndSize((const char *)dims, n_d * 8);
+            sb = PyBytes_FromStringAndSize((const char *)sv, n_t * 8);
+            nb = PyBytes_FromStringAndSize((const char *)ev, n_t * 8);
+        }
+        if (rk && db && sb && nb)
+            res = PyTuple_Pack(7, names, dtypes, db, rk, sb, nb, meta);
+        Py_XDECREF(rk); Py_XDECREF(db); Py_XDECREF(sb); Py_XDECREF(nb);
+    } else if (rc == 0) {
+        res = Py_None;
+        Py_INCREF(res);
+    }
+    Py_XDECREF(names); Py_XDECREF(dtypes); Py_XDECREF(seen); Py_XDECREF(meta);
+    free(sv); free(ev); free(dims); free(ranks); free(spans);
+    PyBuffer_Release(&buf);
+    return res;
+}
+
+#undef ST_REFUSE
+#undef ST_FAIL
+#undef ST_IS
+
+/* ===== end of safetensors header columns ================================== */
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -443,6 +822,8 @@ static PyMethodDef methods[] = {
      "walk GGUF tensor-info entries into column lists"},
     {"gguf_packed_starts", gguf_packed_starts, METH_VARARGS,
      "absolute tensor starts when the tensors are packed in order"},
+    {"st_header_columns", st_header_columns, METH_VARARGS,
+     "a plain safetensors header's tensor columns, or None"},
     {NULL, NULL, 0, NULL}
 };
 

@@ -27,6 +27,11 @@ from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource
 
+try:  # the optional compiled helper (setup.py); today's parse below is the fallback
+    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
+
 MAX_HEADER = budgets.HEADER_BYTES.value
 MAX_TENSORS = budgets.TENSORS_PER_FILE.value
 MAX_JSON_ITEMS = budgets.JSON_ITEMS.value
@@ -43,6 +48,11 @@ UNQUANTISED_FLOATS = {"F32", "F16", "BF16", "F64"}
 # each dtype name as one shared string: json.loads builds a new string for
 # every value, and a table keeps a dtype per tensor (issue 15: memory)
 _DTYPE_NAME: dict[str, str] = {k: k for k in DTYPE_BITS}
+# The compiled scanner of a plain header (_fnv.c st_header_columns): the
+# columns _fast_path would build, straight from the bytes, or None for
+# anything else, which then takes the parse below (issue 15: json.loads and
+# the per-entry Python work were most of a sharded scan's read).
+_scan_columns: Any = getattr(_compiled, "st_header_columns", None)
 
 
 class ParseError(GritError):
@@ -84,6 +94,13 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
         raise ParseError(f"header is not valid UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
         raise ParseError("header starts with a byte-order mark, which is not JSON")
+    if _scan_columns is not None:
+        # it refuses (None) any text over the json_items or tensors_per_file
+        # budget, so those still raise below, with today's messages
+        cols = _scan_columns(raw, _DTYPE_NAME, DTYPE_BITS, 8 + n, f.size - (8 + n),
+                             MAX_TENSORS, MAX_JSON_ITEMS, budgets.SAFETENSORS_RANK.value)
+        if cols is not None:
+            return _from_columns(n, cols)
     n_items = budgets.json_items(text)
     if n_items > MAX_JSON_ITEMS:
         raise ParseError(budgets.JSON_ITEMS.exceeded("header JSON", n_items))
@@ -156,6 +173,18 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
             spans.append((st.offset - hdr.data_start, st.offset - hdr.data_start + st.nbytes,
                           name))
     _coverage(spans, region, art)
+    return hdr
+
+
+def _from_columns(n: int, cols: tuple[Any, ...]) -> Header:
+    """The Header _fast_path builds, from st_header_columns' columns."""
+    names, dtypes, dims_b, ranks, starts_b, nbytes_b, meta = cols
+    dims, starts, nbytes = array("q"), array("q"), array("q")
+    dims.frombytes(dims_b)
+    starts.frombytes(starts_b)
+    nbytes.frombytes(nbytes_b)
+    hdr = Header(header_len=n, data_start=8 + n, metadata=meta)
+    hdr.table = TensorTable(names, dtypes, dims, ranks, starts, nbytes, nbytes)
     return hdr
 
 
