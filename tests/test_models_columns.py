@@ -55,3 +55,21 @@ def test_shards_get_their_own_tensors_counts_and_issues(tmp_path: Path) -> None:
     assert "match no per-tensor, per-channel, per-group or block layout" in notes2[0][1]
     assert "has no scale tensor beside it" in notes2[1][1]
     assert not [i for i in a1.issues if i.code.value == "note"]
+
+
+def test_an_issue_naming_a_module_goes_to_the_first_shard_listing_a_tensor_under_it(
+        tmp_path: Path) -> None:
+    """The rule: an issue naming a tensor goes to that tensor's shard; one
+    naming a module (``m.d``) to the shard of the first tensor, in listing
+    order, whose name starts ``m.d.``: here a tensor of a submodule in
+    shard one, although the module's own tensors are in shard two."""
+    one = tmp_path / "model-00001-of-00002.safetensors"
+    two = tmp_path / "model-00002-of-00002.safetensors"
+    write_safetensors(one, {"m.d.sub.weight": Raw("F16", [2], bytes(4)),
+                            "m.dd.weight": Raw("F16", [2], bytes(4))})
+    write_safetensors(two, {"m.d.weight": Raw("F8_E4M3", [4, 8], bytes(32)),
+                            "m.d.weight_scale": Raw("F32", [3], bytes(12))})
+    arts = {Path(a.abs_path).name: a for a in scan([str(tmp_path)]).artifacts}
+    notes = {name: [i.tensor for i in arts[name].issues if i.code.value == "note"]
+             for name in (one.name, two.name)}
+    assert notes == {one.name: ["m.d"], two.name: ["m.d.weight"]}

@@ -123,8 +123,9 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         home = by_path[_home(q, cols) or members[0].abs_path]
         _localise(q, home.abs_path)
         home.quantized.append(q)
-    for iss in sink.issues:
-        _owner_of(iss, cols, by_path, members[0]).issues.append(iss)
+    for iss, g in zip(sink.issues, _positions(sink.issues, cols)):
+        owner = members[0] if g is None else by_path[cols.file(g) or ""]
+        owner.issues.append(iss)
     if not sink.unquantized:
         return
     unused = used.translate(conventions.UNUSED)
@@ -215,15 +216,29 @@ def _localise(q: QTensor, home: str) -> None:
             ref.file = None
 
 
-def _owner_of(iss: Issue, cols: conventions.Columns, by_path: Mapping[str, Artifact],
-              default: Artifact) -> Artifact:
-    if iss.tensor is None:
-        return default
-    g = cols.index().get(iss.tensor)
-    if g is None:
-        prefix = iss.tensor + "."
-        g = next((k for k, n in enumerate(cols.names) if n.startswith(prefix)), None)
-    return default if g is None else by_path[cols.file(g) or ""]
+def _positions(issues: Sequence[Issue], cols: conventions.Columns) -> list[int | None]:
+    """Where each issue's tensor is: that tensor, else the first tensor (in
+    listing order) under the module it names (``NAME.``), else None.
+
+    One pass over the names for all the modules named, never one per issue:
+    a sharded FP8 model whose every module has a scale layout this scanner
+    does not know gives one issue per module, and a scan per issue would be
+    hours on 400,000 tensors."""
+    at = cols.index() if any(i.tensor is not None for i in issues) else {}
+    want = {i.tensor for i in issues if i.tensor is not None and i.tensor not in at}
+    first: dict[str, int] = {}
+    if want:
+        # ``name.startswith(t + ".")`` exactly when ``t`` is the text before
+        # one of the name's dots
+        for g, name in enumerate(cols.names):
+            dot = name.find(".")
+            while dot != -1:
+                head = name[:dot]
+                if head in want and head not in first:
+                    first[head] = g
+                dot = name.find(".", dot + 1)
+    return [None if i.tensor is None else at.get(i.tensor, first.get(i.tensor))
+            for i in issues]
 
 
 def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:

@@ -779,3 +779,19 @@ def _(d):
         f.write('{"weight_map":{' + ",".join(
             f'"t{i}":"good.safetensors"' for i in range(1_500_000)) + "}}")
     return "model.safetensors.index.json"
+
+
+# A sharded FP8 model whose every module has a scale layout the scanner does
+# not know: one note per module, naming the module, which goes to the shard
+# of the first tensor under it.  Those owners are found in one pass over the
+# names; 2111e0a scanned the names once per note (20,000 such modules in two
+# shards took 33 s there, 0.6 s now; these 40,000 would take minutes).
+@case("s13_fp8_unknown_scale_layout_in_every_module", kinds=(), graded=0)
+def _(d):
+    for k in range(2):
+        modules = range(k * 20_000, (k + 1) * 20_000)
+        write_safetensors(os.path.join(d, f"model-0000{k + 1}-of-00002.safetensors"), {
+            f"model.layers.{i}.mlp.down_proj.{suffix}": raw for i in modules
+            for suffix, raw in (("weight", Raw("F8_E4M3", [4, 8], bytes(32))),
+                                ("weight_scale", Raw("F32", [3], bytes(12))))})
+    return "model-00001-of-00002.safetensors"
