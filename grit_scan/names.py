@@ -56,6 +56,11 @@ for _s in sorted(_DOT_SUFFIXES, key=len, reverse=True):
 ONE_COMPONENT = {last: sufs[0] for last, sufs in _BY_LAST.items()
                   if len(sufs) == 1 and sufs[0] == "." + last}
 _RPARTITION = methodcaller("rpartition", ".")
+# what the compiled grouping (parsers/conventions.py) is given of this
+# table: the components dot suffixes end in, and the other suffixes in the
+# order split_name tries them
+DOT_SUFFIX_ENDS = _BY_LAST
+TAIL_SUFFIXES = _US_SUFFIXES
 
 
 def split_names(names: Sequence[str]) -> Iterator[tuple[str, str]]:

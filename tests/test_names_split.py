@@ -56,13 +56,14 @@ def test_grouping_is_split_name_per_name_both_paths(names: list[str]) -> None:
 def test_compiled_grouping_is_used_and_agrees() -> None:
     import pytest
 
-    from grit_scan.names import ONE_COMPONENT
+    from grit_scan.names import DOT_SUFFIX_ENDS, ONE_COMPONENT, TAIL_SUFFIXES
     from grit_scan.parsers import conventions
 
     if conventions._compiled is None:
         pytest.skip("the compiled helper is not built")
     names = ["m.a.weight", "m.a.weight_scale", "m.b_blocks", "odd", "m.a.qweight.x"]
-    got = conventions._compiled.group_modules(names, ONE_COMPONENT, split_name)
+    tables = (ONE_COMPONENT, DOT_SUFFIX_ENDS, TAIL_SUFFIXES)
+    got = conventions._compiled.group_modules(names, *tables, split_name)
     assert list(got.items()) == _grouped_by_python(names)
     calls: list[str] = []
 
@@ -70,7 +71,11 @@ def test_compiled_grouping_is_used_and_agrees() -> None:
         calls.append(name)
         return split_name(name)
 
-    conventions._compiled.group_modules(names, ONE_COMPONENT, spy)
-    assert calls == ["m.b_blocks", "odd", "m.a.qweight.x"]  # the usual names never leave C
+    conventions._compiled.group_modules(names, *tables, spy)
+    # a name without a dot and one whose last component ends a dot suffix
+    # (".weight.absmax" ends in "absmax") go to Python; the rest stay in C
+    assert calls == ["odd"]
+    conventions._compiled.group_modules(["m.x.absmax", "m.b_blocks", "m.c"], *tables, spy)
+    assert calls == ["odd", "m.x.absmax"]
     with pytest.raises(TypeError):
-        conventions._compiled.group_modules(["odd"], ONE_COMPONENT, lambda n: n)
+        conventions._compiled.group_modules(["odd"], *tables, lambda n: n)

@@ -106,18 +106,30 @@ static PyObject *fnv1a64_update(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLongLong(v);
 }
 
-/* group_modules(names: list[str], one: dict[str, str], split) -> dict
+/* group_modules(names: list[str], one: dict[str, str], dotted: dict,
+ *               tails: tuple[str, ...], split) -> dict
  * Stored tensor names grouped into modules, as parsers/conventions.py
  * ``_group`` does in Python (the reference this is tested against):
  * {module: (suffix, position, suffix, position, ...)} in listing order.  A
- * name whose last component is a key of ``one`` and has text before its dot
- * splits there (module = the text before, suffix = one[last]); any other
- * name is split by calling ``split(name)``, which must return a pair.  One
- * pass, no Python frame per name (issue 15: 400,000 names a model). */
+ * name with text before its last dot splits in C when its last component
+ * settles it: a key of ``one`` splits at that dot (module = the text
+ * before, suffix = one[last]); a component that is no key of ``dotted``
+ * (no dot suffix ends in it) splits at the first of ``tails`` the name ends
+ * with and is longer than (module = the rest), else not at all (the name
+ * is its module, suffix "").  Any other name is split by calling
+ * ``split(name)``, which must return a pair.  One pass, no Python frame per
+ * name (issue 15: 400,000 names a model). */
 static PyObject *group_modules(PyObject *self, PyObject *args) {
-    PyObject *names, *one, *split;
-    if (!PyArg_ParseTuple(args, "O!O!O:group_modules", &PyList_Type, &names, &PyDict_Type,
-                          &one, &split)) return NULL;
+    PyObject *names, *one, *dotted, *tails, *split;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O:group_modules", &PyList_Type, &names, &PyDict_Type,
+                          &one, &PyDict_Type, &dotted, &PyTuple_Type, &tails, &split))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tails); i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(tails, i))) {
+            PyErr_SetString(PyExc_TypeError, "tails must be strings");
+            return NULL;
+        }
+    }
     PyObject *modules = PyDict_New();
     if (modules == NULL) return NULL;
     for (Py_ssize_t g = 0; g < PyList_GET_SIZE(names); g++) {
@@ -132,14 +144,37 @@ static PyObject *group_modules(PyObject *self, PyObject *args) {
                 PyObject *last = PyUnicode_Substring(name, dot + 1, len);
                 if (last == NULL) goto fail_name;
                 PyObject *hit = PyDict_GetItemWithError(one, last);  /* borrowed */
+                int known = 1;
+                if (hit == NULL && !PyErr_Occurred()) known = PyDict_Contains(dotted, last);
                 Py_DECREF(last);
                 if (hit != NULL) {
                     mod = PyUnicode_Substring(name, 0, dot);
                     if (mod == NULL) goto fail_name;
                     suf = hit;
                     Py_INCREF(suf);
-                } else if (PyErr_Occurred()) {
+                } else if (PyErr_Occurred() || known < 0) {
                     goto fail_name;
+                } else if (!known) {
+                    /* no dot suffix can match: the first tail, or none */
+                    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tails) && mod == NULL; i++) {
+                        PyObject *tail = PyTuple_GET_ITEM(tails, i);
+                        Py_ssize_t tl = PyUnicode_GET_LENGTH(tail);
+                        if (len <= tl) continue;
+                        Py_ssize_t at = PyUnicode_Tailmatch(name, tail, len - tl, len, 1);
+                        if (at < 0) goto fail_name;
+                        if (at) {
+                            mod = PyUnicode_Substring(name, 0, len - tl);
+                            if (mod == NULL) goto fail_name;
+                            suf = tail;
+                            Py_INCREF(suf);
+                        }
+                    }
+                    if (mod == NULL) {
+                        mod = name;
+                        Py_INCREF(mod);
+                        suf = PyUnicode_New(0, 0);
+                        if (suf == NULL) goto fail_name;
+                    }
                 }
             }
         }

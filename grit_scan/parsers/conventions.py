@@ -33,7 +33,14 @@ from ..codec import descriptor as desc_mod
 from ..codec.check import expected_plane_sizes
 from ..codec.errors import GritError
 from ..codec.grade import GRADE_MXFP4, GRADE_NVF4, Grade, parse_grade
-from ..names import ONE_COMPONENT, Declared, split_name, split_names
+from ..names import (
+    DOT_SUFFIX_ENDS,
+    ONE_COMPONENT,
+    TAIL_SUFFIXES,
+    Declared,
+    split_name,
+    split_names,
+)
 
 try:  # pragma: no cover - depends on the build
     from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
@@ -229,7 +236,7 @@ def _group(names: Sequence[str], at: Iterable[int]) -> dict[str, tuple[str | int
     if _compiled is not None and isinstance(at, range) and isinstance(names, list) and (
             at == range(len(names))):
         grouped: dict[str, tuple[str | int, ...]] = _compiled.group_modules(
-            names, ONE_COMPONENT, split_name)
+            names, ONE_COMPONENT, DOT_SUFFIX_ENDS, TAIL_SUFFIXES, split_name)
         return grouped
     modules: dict[str, tuple[str | int, ...]] = {}
     for g, (mod, suf) in zip(at, split_names(names)):
