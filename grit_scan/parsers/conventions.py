@@ -279,19 +279,8 @@ class _Plan:
                     ctx.role(mod), self.shape, self.source, self.desc, self.grade,
                     self.convention, self.reason, notes=self.notes, declared=ctx.declared)
         if self.planes is not None:
-            # Ctx.ref_at inlined: a plane per part of every module (issue 15)
-            c, lengths = ctx.cols, ctx.lengths
-            names, offsets, available, file = c.names, c.offsets, c.available, c.file
-            planes: list[PlaneRef | None] = []
-            for p in self.planes:
-                if p is None:
-                    planes.append(None)
-                else:
-                    g = gs[p[0]]
-                    n = available[g]
-                    planes.append(PlaneRef(names[g], offsets[g], lengths.setdefault(n, n), p[1],
-                                           file(g)))
-            q.planes = planes
+            ref = ctx.ref_at
+            q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
         ctx.out.append(q)
         for k in self.used:
             ctx.used[gs[k]] = 1

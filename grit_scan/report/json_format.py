@@ -115,8 +115,6 @@ def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int,
                      "source": source.value, "convention": convention, "reason": reason}, nl)
 
 
-
-
 def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     grades: Counter[tuple[str, str | None, str]] = Counter()
     sources: Counter[str] = Counter()
