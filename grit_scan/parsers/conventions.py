@@ -41,13 +41,14 @@ from ..names import (
     split_name,
     split_names,
 )
+from .safetensors_reader import UNQUANTISED_FLOATS
 
 try:  # pragma: no cover - depends on the build
     from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - depends on the build
     _compiled = None
 
-UNQUANTISED = {"F32", "F16", "BF16", "F64"}
+UNQUANTISED = UNQUANTISED_FLOATS
 FP8 = {"F8_E4M3", "F8_E5M2"}
 # safetensors dtype of a scale tensor -> GRIT format token (§2.6)
 SCALE_TOKENS = {"F32": "binary32", "F16": "binary16", "BF16": "bfloat16"}

@@ -22,10 +22,14 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, chain, compress
+from typing import TYPE_CHECKING
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, TensorTable
 from ..names import Declared
-from . import conventions
+from .safetensors_reader import UNQUANTISED_FLOATS
+
+if TYPE_CHECKING:
+    from .conventions import Columns
 
 _ST_SHARD = re.compile(r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$")
 _GGUF_SPLIT = re.compile(r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$")
@@ -107,6 +111,9 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         for a in members:
             _add_counts(a, Counter(a.tensor_dtypes()))
         return
+    # here, not at the top: a model of only floats never needs it (start-up)
+    from . import conventions
+
     if len(members) == 1:
         a = members[0]
         cols = conventions.Columns.of(a.tensors)
@@ -142,10 +149,11 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         start += n
 
 
-def _columns(members: Sequence[Artifact], overlap: bool) -> conventions.Columns:
+def _columns(members: Sequence[Artifact], overlap: bool) -> Columns:
     """The shards' columns one after the other, each tensor with the file
     holding it; a name listed in two shards counts in its first (the index
     rule reports the duplicate)."""
+    from . import conventions
     parts = [conventions.Columns.of(a.tensors) for a in members]
     if overlap:
         seen: set[str] = set()
@@ -178,7 +186,7 @@ def _concat(cols: Sequence[Sequence[int]]) -> Sequence[int]:
 
 
 def _only_floats(a: Artifact) -> bool:
-    return set(a.tensor_dtypes()) <= conventions.UNQUANTISED
+    return set(a.tensor_dtypes()) <= UNQUANTISED_FLOATS
 
 
 def _disjoint(members: Sequence[Artifact]) -> bool:
@@ -199,7 +207,7 @@ def _add_counts(a: Artifact, counts: Mapping[str, int]) -> None:
         a.unquantized[dt] = a.unquantized.get(dt, 0) + n
 
 
-def _home(q: QTensor, cols: conventions.Columns) -> str | None:
+def _home(q: QTensor, cols: Columns) -> str | None:
     """The file holding ``q``'s data: its first plane's (or payload's), which
     ``conventions`` took from ``cols``, else that of a tensor named like it."""
     for ref in (q.planes[0] if q.planes else None, q.payload):
@@ -216,7 +224,7 @@ def _localise(q: QTensor, home: str) -> None:
             ref.file = None
 
 
-def _positions(issues: Sequence[Issue], cols: conventions.Columns) -> list[int | None]:
+def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
     """Where each issue's tensor is: that tensor, else the first tensor (in
     listing order) under the module it names (``NAME.``), else None.
 

@@ -32,7 +32,7 @@ from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import Grade, registry
 from ..names import Declared
-from . import budgets, conventions, gguf_reader, safetensors_reader
+from . import budgets, gguf_reader, safetensors_reader
 from .fileio import SafeFile
 from .grit_header import parse_grades, parse_layouts, recover_safetensors
 from .interface import ByteSource, ReadContext, default_role
@@ -154,7 +154,7 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     if table is not None:
         art.tensors = table
         if ("__grit__" not in hdr.metadata and ctx.infer
-                and set(table.dtypes) <= conventions.UNQUANTISED):
+                and set(table.dtypes) <= safetensors_reader.UNQUANTISED_FLOATS):
             # nothing here can be quantised: count dtypes without building records
             for dt, n in Counter(table.dtypes).items():
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
@@ -174,6 +174,8 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
         art.quantized.extend(qs)
     art.claimed = used
     if ctx.infer:
+        from . import conventions  # here: a file of only floats never needs it (start-up)
+
         cols = conventions.Columns.of(table if table is not None else tensors)
         art.quantized.extend(conventions.infer(art, cols, conventions.used_mask(cols, used),
                                                declared, role))

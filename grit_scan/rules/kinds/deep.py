@@ -25,7 +25,6 @@ from ...codec.descriptor import Descriptor
 from ...codec.errors import GritError
 from ...codec.fingerprint import digest_stream
 from ...codec.grade import Grade, registry
-from ...codec.layout import geometry, stored_sizes
 from ...codec.tables import F_SPARSE, SP_META_BITS, SPORDER_ASC_LSB
 from ..codes import Kind
 from ..finding import Finding, Severity
@@ -134,6 +133,8 @@ def _sample(planes: PlaneReader, q: QTensor) -> tuple[list[int], list[int], byte
     in the descriptor's placements), or None when rows are not separable."""
     import numpy as np
 
+    from ...codec.layout import geometry, stored_sizes
+
     d = q.desc
     assert d is not None
     shape = list(q.shape)
@@ -208,6 +209,8 @@ def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor, grades: Mapping[
     if d.flags & F_SPARSE and d.sp_order == SPORDER_ASC_LSB and q.planes and q.planes[3]:
         ref = q.planes[3]
         meta = planes.read(ref.offset, ref.length, ref.file)
+        from ...codec.layout import geometry  # here: --deep only (start-up)
+
         g = geometry(d, list(q.shape))
         bad = sparse_order_violation(meta, g.planes[3].units, d.sp_n, d.sp_m,
                                      SP_META_BITS.get(d.sp_meta_fmt, 0))

@@ -19,7 +19,6 @@ from ...codec.check import CheckResult, grit_check
 from ...codec.descriptor import Descriptor
 from ...codec.errors import GritCheckError, GritError, Status
 from ...codec.grade import Grade, registry
-from ...codec.layout import is_canonical, split_payload, stored_sizes
 from ...codec.placement import placement_name
 from ..codes import Kind
 from ..finding import Finding, Severity
@@ -121,6 +120,12 @@ def _suspects(art: Artifact) -> list[int]:
     descriptor requires, which is check_tensor's usual case, where it finds
     nothing.  Every other tensor is checked by check_tensor itself."""
     qs = art.quantized
+    if not qs:
+        return []
+    # here, not at the top: a scan of unquantised files never sizes a plane
+    # (start-up, issue 15)
+    from ...codec.layout import stored_sizes
+
     out: list[int] = []
     for kin in kins(art):
         q = kin.rep
@@ -175,6 +180,8 @@ def _where(q: QTensor) -> str:
 def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -> list[Finding]:
     """§7.3 steps 1-4 against the on-disk plane lengths.  ``declared_bytes``
     maps stored tensor names to the bytes their header entry claims."""
+    from ...codec.layout import is_canonical, split_payload, stored_sizes  # see _suspects
+
     d = q.desc
     if d is None or not judged(q):
         return []  # not representable: the not_representable finding explains the bytes
