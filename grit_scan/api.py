@@ -8,7 +8,6 @@ the layer the commands import; it wires parsers -> rules -> report.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -16,6 +15,7 @@ from dataclasses import replace
 from .artifact import Artifact, Format, QTensor, ReadError
 from .codec.errors import GritValueError
 from .codec.fnv import compiled_backend
+from .collector import paused
 from .config import Settings, settings_from_table
 from .parsers import gritconfig, readers, staged, tree
 from .parsers import manifest as manifest_mod
@@ -89,14 +89,9 @@ def scan(
     # scan and restored afterwards.
     if deep:  # parsers.planes loads numpy and the layout codec: --deep only
         from .parsers.planes import open_planes
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         data = tree.collect(roots, deep=deep, progress=read_progress, remote_options=remote)
         findings = runner.run(data, open_planes if deep else None, progress, n_jobs)
-    finally:
-        if was_enabled:
-            gc.enable()
     messages = []
     if not compiled_backend():
         messages.append(SLOW_PATH)

@@ -38,18 +38,13 @@ def run() -> None:
     if text is not None:
         sys.stdout.write(text)
         sys.exit(0)
-    import gc
+    from .collector import paused
 
     # typer's import allocates objects that live until exit: the cyclic
     # collector would walk them again and again (commands._app pauses it for
     # the command modules too)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         from .commands._app import run as app_run
-    finally:
-        if was_enabled:
-            gc.enable()
     app_run()
 
 

@@ -24,6 +24,7 @@ from typer import _click as click
 from typer.exceptions import Abort, Exit
 
 from ..codec.errors import GritError
+from ..collector import paused
 from .coercion import direct_command
 from .startup import COMMAND_OF, hoist_globals, version_text
 from .startup import subcommand as _subcommand
@@ -208,13 +209,8 @@ def _command_paused_gc(args: list[str]) -> click.Command:
     the command modules allocates tens of thousands of objects that live
     until exit, and the collector would walk them again and again (api.scan
     pauses it for header records, for the same reason)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         return command(args)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def run() -> None:

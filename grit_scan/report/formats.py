@@ -11,11 +11,11 @@ carry both as fields (JSON ``summary.text`` and ``next_step``; SARIF
 from __future__ import annotations
 
 import enum
-import gc
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from ..collector import paused
 from ..rules.finding import Finding, Severity
 from . import json_text
 from .policy import ExitPolicy
@@ -114,13 +114,8 @@ def render(report: Report, fmt: OutputFormat, out: TextIO,
     (and an artifact) at a time while the whole model is alive, and each
     time a generation filled the collector would walk the model's hundreds
     of thousands of objects again (issue 15: a third of the writing)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         _render(report, fmt, out, options)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _render(report: Report, fmt: OutputFormat, out: TextIO, options: RenderOptions) -> None:
