@@ -48,7 +48,6 @@ try:  # pragma: no cover - depends on the build
 except ImportError:  # pragma: no cover - depends on the build
     _compiled = None
 
-UNQUANTISED = UNQUANTISED_FLOATS
 FP8 = {"F8_E4M3", "F8_E5M2"}
 # safetensors dtype of a scale tensor -> GRIT format token (§2.6)
 SCALE_TOKENS = {"F32": "binary32", "F16": "binary16", "BF16": "bfloat16"}
@@ -177,7 +176,7 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     a module may keep its weight and scales in different shards."""
     if not any(used):
         counts = Counter(cols.dtypes)
-        if set(counts) <= UNQUANTISED:
+        if set(counts) <= UNQUANTISED_FLOATS:
             # nothing here can be quantised: no convention uses only float dtypes
             for dt, n in counts.items():
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
