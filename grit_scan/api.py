@@ -183,7 +183,7 @@ def load_tensor(spec: str) -> tuple[Artifact, QTensor]:
         if q.name == name or q.role == name:
             return art, q
     for q in art.quantized:  # a plane or payload tensor of a logical tensor
-        refs = (q.planes or []) + [q.payload]
+        refs = q.refs()
         if any(r is not None and r.tensor == name for r in refs):
             return art, q
     known = ", ".join(q.name for q in art.quantized[:8])

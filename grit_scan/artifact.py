@@ -211,6 +211,48 @@ class PlaneRef:
     file: str | None = None
 
 
+class PlaneSeq(Sequence[PlaneRef | None]):
+    """A quantised tensor's planes kept compactly, each PlaneRef built when
+    it is asked for (parsers/conventions.py keeps a replayed convention's
+    planes as positions in the model's columns: a list and a PlaneRef per
+    plane was a third of a 500-shard FP8 model's peak memory, issue 15).
+    It compares equal to the list of the same PlaneRefs."""
+
+    __slots__ = ()
+
+    def plane_bytes(self) -> list[int]:
+        """Each plane's stored bytes (length x broadcast), 0 when absent."""
+        return [0 if p is None else p.length * p.broadcast for p in self]
+
+    def data_file(self) -> tuple[bool, str | None]:
+        """(True, its file) when the first plane is present and names its
+        stored tensor, else (False, None)."""
+        ref = self[0] if len(self) else None
+        return (True, ref.file) if ref is not None and ref.tensor else (False, None)
+
+    def localise(self, home: str) -> None:
+        """Planes in the file ``home`` lose their file reference (``file``
+        None: the artifact's own), as a list's PlaneRefs are edited."""
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (PlaneSeq, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def plane_bytes(planes: Sequence[PlaneRef | None]) -> list[int]:
+    """Each plane's stored bytes (length x broadcast), 0 when absent."""
+    if isinstance(planes, PlaneSeq):
+        return planes.plane_bytes()
+    return [0 if p is None else p.length * p.broadcast for p in planes]
+
+
 @dataclass(slots=True)
 class QTensor:
     """A logical quantised tensor and what GRIT says about its bytes."""
@@ -226,7 +268,7 @@ class QTensor:
     # stored bytes: either one payload run (GGUF blocks, __grit__ payload) or
     # one run per plane in data, scale0, scale1, aux order (None = absent)
     payload: PlaneRef | None = None
-    planes: list[PlaneRef | None] | None = None
+    planes: Sequence[PlaneRef | None] | None = None
     expected_digest: bytes | None = None
     expected_gid: bytes | None = None  # recorded by a grit-manifest.json
     # layout expressions by placement word (§5.3); usually one mapping per
@@ -239,6 +281,10 @@ class QTensor:
     @property
     def grade_id(self) -> int | None:
         return self.desc.grade_id if self.desc is not None else None
+
+    def refs(self) -> list[PlaneRef | None]:
+        """Its planes then its payload (None where absent)."""
+        return [*(self.planes or ()), self.payload]
 
 
 @dataclass

@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from math import prod
 from operator import sub
+from typing import overload
 
 from ..artifact import (
     NO_LAYOUTS,
     Artifact,
     IssueCode,
     PlaneRef,
+    PlaneSeq,
     QTensor,
     Source,
     StoredTensor,
@@ -53,22 +55,17 @@ FP8 = {"F8_E4M3", "F8_E5M2"}
 SCALE_TOKENS = {"F32": "binary32", "F16": "binary16", "BF16": "bfloat16"}
 
 
-class Columns:
-    """The stored tensors conventions are inferred over (one file, or a
-    model's shards one after the other), as columns.  A module's records are
-    built when the module is looked at, never all at once: a 500-shard model
-    would otherwise hold a record, its ints and two dict entries per stored
-    tensor at the scan's peak (issue 15: memory per stored tensor)."""
+class Where:
+    """Where each stored tensor's bytes are: its name, offset, bytes
+    available and file, by position.  What ``PlanPlanes`` keeps of the
+    columns, so that the rest of them (dtypes, shapes, byte counts) is freed
+    once conventions are inferred (issue 15: memory per stored tensor)."""
 
-    __slots__ = ("names", "dtypes", "shapes", "offsets", "nbytes", "available", "_files",
-                 "_run", "_index")
+    __slots__ = ("names", "offsets", "available", "_files", "_run")
 
-    def __init__(self, names: list[str], dtypes: Sequence[str],
-                 shapes: Sequence[tuple[int, ...]], offsets: Sequence[int],
-                 nbytes: Sequence[int], available: Sequence[int],
-                 files: Sequence[str | None] = (None,), starts: Sequence[int] = (0,)) -> None:
-        self.names, self.dtypes, self.shapes = names, dtypes, shapes
-        self.offsets, self.nbytes, self.available = offsets, nbytes, available
+    def __init__(self, names: list[str], offsets: Sequence[int], available: Sequence[int],
+                 files: Sequence[str | None], starts: Sequence[int]) -> None:
+        self.names, self.offsets, self.available = names, offsets, available
         # the file of each run of columns from the position in ``starts``
         # (None: the artifact's own): a model's shards one after the other.
         # Each position's run is kept (two bytes a tensor): a plane per part
@@ -79,6 +76,30 @@ class Columns:
             ends = list(starts[1:]) + [len(names)]
             runs = chain.from_iterable(map(repeat, range(len(ends)), map(sub, ends, starts)))
             self._run = array("H" if len(ends) <= 0xFFFF else "q", runs)
+
+    def file(self, g: int) -> str | None:
+        """The file holding the tensor at position ``g``."""
+        return self._files[0] if self._run is None else self._files[self._run[g]]
+
+
+class Columns:
+    """The stored tensors conventions are inferred over (one file, or a
+    model's shards one after the other), as columns.  A module's records are
+    built when the module is looked at, never all at once: a 500-shard model
+    would otherwise hold a record, its ints and two dict entries per stored
+    tensor at the scan's peak (issue 15: memory per stored tensor)."""
+
+    __slots__ = ("names", "dtypes", "shapes", "offsets", "nbytes", "available", "where",
+                 "file", "_index")
+
+    def __init__(self, names: list[str], dtypes: Sequence[str],
+                 shapes: Sequence[tuple[int, ...]], offsets: Sequence[int],
+                 nbytes: Sequence[int], available: Sequence[int],
+                 files: Sequence[str | None] = (None,), starts: Sequence[int] = (0,)) -> None:
+        self.names, self.dtypes, self.shapes = names, dtypes, shapes
+        self.offsets, self.nbytes, self.available = offsets, nbytes, available
+        self.where = Where(names, offsets, available, files, starts)
+        self.file: Callable[[int], str | None] = self.where.file  # the file holding position g
         self._index: dict[str, int] | None = None
 
     @classmethod
@@ -96,10 +117,6 @@ class Columns:
     def __len__(self) -> int:
         return len(self.names)
 
-    def file(self, g: int) -> str | None:
-        """The file holding the tensor at position ``g``."""
-        return self._files[0] if self._run is None else self._files[self._run[g]]
-
     def row(self, g: int) -> StoredTensor:
         return StoredTensor(self.names[g], self.dtypes[g], self.shapes[g], self.offsets[g],
                             self.nbytes[g], self.available[g])
@@ -109,6 +126,55 @@ class Columns:
         if self._index is None:
             self._index = dict(zip(self.names, range(len(self.names))))
         return self._index
+
+
+class PlanPlanes(PlaneSeq):
+    """The planes of a tensor a plan was replayed on (``_Plan.apply``) whose
+    parts are listed one after the other from position ``g0``: the plan's
+    (part, broadcast) per plane, read from the columns when asked.  Four
+    slots and one int per tensor, where a list and a PlaneRef per plane took
+    about 300 bytes (issue 15: memory per stored tensor)."""
+
+    __slots__ = ("cols", "form", "g0", "home")
+
+    def __init__(self, cols: Where, form: tuple[tuple[int, int] | None, ...],
+                 g0: int) -> None:
+        self.cols, self.form, self.g0 = cols, form, g0
+        self.home: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.form)
+
+    @overload
+    def __getitem__(self, i: int) -> PlaneRef | None: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[PlaneRef | None]: ...
+
+    def __getitem__(self, i: int | slice) -> PlaneRef | None | list[PlaneRef | None]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self.form))[i]]
+        p = self.form[i]
+        if p is None:
+            return None
+        c, g = self.cols, self.g0 + p[0]
+        file = c.file(g)
+        return PlaneRef(c.names[g], c.offsets[g], c.available[g], p[1],
+                        None if file == self.home else file)
+
+    def data_file(self) -> tuple[bool, str | None]:
+        p = self.form[0] if self.form else None
+        if p is None or not self.cols.names[self.g0 + p[0]]:
+            return False, None
+        file = self.cols.file(self.g0 + p[0])
+        return True, None if file == self.home else file
+
+    def plane_bytes(self) -> list[int]:
+        av, g0 = self.cols.available, self.g0
+        return [0 if p is None else av[g0 + p[0]] * p[1] for p in self.form]
+
+    def localise(self, home: str) -> None:
+        self.home = home
 
 
 def used_mask(cols: Columns, names: Iterable[str]) -> bytearray:
@@ -194,10 +260,11 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     # Modules are taken out as they are done (the names list is consumed from
     # its end): what a module's entry held is free for its QTensor, and the
     # whole map is never alive beside every QTensor (issue 15: peak memory)
-    order = sorted(modules, reverse=True)
+    # (as a list: a dict's table never shrinks as entries are taken out)
+    order = sorted(modules.items(), reverse=True)
+    del modules
     while order:
-        mod = order.pop()
-        flat = modules.pop(mod)
+        mod, flat = order.pop()
         sufs: tuple[str, ...] = flat[0::2]  # type: ignore[assignment]
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         # the signature: suffixes, dtypes and shapes in the parts' order (a
@@ -279,8 +346,13 @@ class _Plan:
                     ctx.role(mod), self.shape, self.source, self.desc, self.grade,
                     self.convention, self.reason, notes=self.notes, declared=ctx.declared)
         if self.planes is not None:
-            ref = ctx.ref_at
-            q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
+            if gs[-1] - gs[0] == len(gs) - 1:
+                # the parts one after the other (a header lists a module's
+                # tensors together): part k is at gs[0] + k
+                q.planes = PlanPlanes(ctx.cols.where, self.planes, gs[0])
+            else:
+                ref = ctx.ref_at
+                q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
         ctx.out.append(q)
         for k in self.used:
             ctx.used[gs[k]] = 1

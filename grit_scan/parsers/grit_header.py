@@ -126,7 +126,7 @@ def recover_safetensors(
         q = _one(art, name, ent, tensors, reg, layouts, role)
         if q is not None:
             out.append(q)
-            for p in (q.planes or []) + [q.payload]:
+            for p in q.refs():
                 if p is not None and p.tensor:
                     used.add(p.tensor)
     return out, used

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, chain, compress
 from typing import TYPE_CHECKING
 
-from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, TensorTable
+from ..artifact import Artifact, Format, Issue, IssueCode, PlaneSeq, QTensor, TensorTable
 from ..names import Declared
 from .safetensors_reader import UNQUANTISED_FLOATS
 
@@ -166,12 +166,16 @@ def _columns(members: Sequence[Artifact], overlap: bool) -> Columns:
                     list(compress(c.shapes, keep)), list(compress(c.offsets, keep)),
                     list(compress(c.nbytes, keep)), list(compress(c.available, keep)))
     starts = list(accumulate((len(c) for c in parts[:-1]), initial=0))
+    nbytes = _concat([c.nbytes for c in parts])
+    # one column when every shard's is one (a well-formed header's are)
+    available = nbytes if all(c.available is c.nbytes for c in parts) else _concat(
+        [c.available for c in parts])
     return conventions.Columns(
         list(chain.from_iterable(c.names for c in parts)),
         list(chain.from_iterable(c.dtypes for c in parts)),
         list(chain.from_iterable(c.shapes for c in parts)),
-        _concat([c.offsets for c in parts]), _concat([c.nbytes for c in parts]),
-        _concat([c.available for c in parts]), [a.abs_path for a in members], starts)
+        _concat([c.offsets for c in parts]), nbytes, available,
+        [a.abs_path for a in members], starts)
 
 
 def _concat(cols: Sequence[Sequence[int]]) -> Sequence[int]:
@@ -210,7 +214,15 @@ def _add_counts(a: Artifact, counts: Mapping[str, int]) -> None:
 def _home(q: QTensor, cols: Columns) -> str | None:
     """The file holding ``q``'s data: its first plane's (or payload's), which
     ``conventions`` took from ``cols``, else that of a tensor named like it."""
-    for ref in (q.planes[0] if q.planes else None, q.payload):
+    planes = q.planes
+    first = None
+    if isinstance(planes, PlaneSeq):
+        named, file = planes.data_file()  # without building its PlaneRef
+        if named:
+            return file
+    elif planes:
+        first = planes[0]
+    for ref in (first, q.payload):
         if ref is not None and ref.tensor:
             return ref.file
     g = cols.index().get(q.name)
@@ -219,7 +231,12 @@ def _home(q: QTensor, cols: Columns) -> str | None:
 
 def _localise(q: QTensor, home: str) -> None:
     """A plane in the tensor's own file needs no file reference."""
-    for ref in (q.planes or []) + [q.payload]:
+    if isinstance(q.planes, PlaneSeq):
+        q.planes.localise(home)  # its PlaneRefs are built when asked
+        refs = [q.payload]
+    else:
+        refs = q.refs()
+    for ref in refs:
         if ref is not None and ref.file == home:
             ref.file = None
 

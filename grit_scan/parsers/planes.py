@@ -178,7 +178,7 @@ class SourcePlanes:
         return [(sizes[i], plane(i)) for i in range(4)]
 
 
-def _plane_refs(q: QTensor) -> list[PlaneRef | None] | None:
+def _plane_refs(q: QTensor) -> Sequence[PlaneRef | None] | None:
     """Per-plane byte runs (splitting a payload), or None for interleaved
     (BLOCK_AOS) payloads."""
     if q.planes is not None:

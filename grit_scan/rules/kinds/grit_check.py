@@ -14,7 +14,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ...artifact import Artifact, IssueCode, QTensor, nbytes_map
+from ...artifact import Artifact, IssueCode, QTensor, nbytes_map, plane_bytes
 from ...codec.check import CheckResult, grit_check
 from ...codec.descriptor import Descriptor
 from ...codec.errors import GritCheckError, GritError, Status
@@ -99,7 +99,7 @@ def check_file(art: Artifact) -> list[Finding]:
     covered: set[str | None] = set()
     if any(i.code == IssueCode.TRUNCATED for i in art.issues):
         covered = {p.tensor for q in art.quantized if q.desc is not None
-                   for p in (q.planes or []) + [q.payload] if p is not None}
+                   for p in q.refs() if p is not None}
     out = issue_findings(art, SIZE_MISMATCH, SIZE_ISSUES,
                          keep=lambda i: not (i.code == IssueCode.TRUNCATED
                                              and i.tensor in covered))
@@ -149,7 +149,7 @@ def _suspects(art: Artifact) -> list[int]:
             t = qs[i]
             planes = t.planes
             if planes is not None:
-                if [0 if p is None else p.length * p.broadcast for p in planes] != sizes:
+                if plane_bytes(planes) != sizes:
                     out.append(i)
             elif t.payload is not None and t.payload.length != total:
                 out.append(i)
@@ -205,7 +205,7 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
     except GritError as exc:
         return [PLACEMENT_UNKNOWN.finding(art.path, f"{q.name}: {exc}", q.name)]
     if q.planes is not None:
-        actual = [0 if p is None else p.length * p.broadcast for p in q.planes]
+        actual = plane_bytes(q.planes)
         if actual == sizes:
             return []  # the usual case: nothing else is computed (issue 15)
         declared_short = any(p is not None and p.length < declared_bytes.get(p.tensor or "", 0)
