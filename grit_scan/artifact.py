@@ -113,6 +113,15 @@ def _int64(xs: Sequence[int]) -> Sequence[int]:
         return xs
 
 
+def _bytes(xs: Sequence[int]) -> Sequence[int]:
+    """``xs`` as a byte array (ranks: one byte a tensor where a list holds
+    a pointer), or as it is when a value does not fit."""
+    try:
+        return array("B", xs)
+    except (OverflowError, TypeError):
+        return xs
+
+
 class TensorTable(Sequence[StoredTensor]):
     """The stored tensors of one file, kept as columns and turned into
     StoredTensor records only when someone iterates them (a scan of 500
@@ -125,12 +134,12 @@ class TensorTable(Sequence[StoredTensor]):
                  "_rows", "_by_name")
 
     def __init__(self, names: list[str], dtypes: Sequence[str], dims: Sequence[int],
-                 ranks: list[int], offsets: Sequence[int], nbytes: Sequence[int],
+                 ranks: Sequence[int], offsets: Sequence[int], nbytes: Sequence[int],
                  available: Sequence[int]) -> None:
         # integers as int64 arrays: 8 bytes each, where a list holds a pointer
         # and, above 256, a 32-byte int object (issue 15: memory per tensor)
         self.names, self.dtypes = names, dtypes
-        self.dims, self.ranks = _int64(dims), ranks
+        self.dims, self.ranks = _int64(dims), _bytes(ranks)
         self.offsets, self.nbytes = _int64(offsets), _int64(nbytes)
         self.available = self.nbytes if available is nbytes else _int64(available)
         self._rows: list[StoredTensor] | None = None
