@@ -11,12 +11,13 @@ to finding kinds and severities.  Nothing here does I/O or reporting.
 from __future__ import annotations
 
 import enum
+import sys
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, overload
 
 from .codec.descriptor import Descriptor
 from .codec.errors import GritError
@@ -220,14 +221,39 @@ class PlaneRef:
     file: str | None = None
 
 
-class PlaneSeq(Sequence[PlaneRef | None]):
+if TYPE_CHECKING:
+    _PlaneSeqBase: TypeAlias = Sequence[PlaneRef | None]
+else:
+    # a plain class at run time, registered as a Sequence below: an ABC's
+    # isinstance goes through ABCMeta, about a microsecond, and the scan
+    # asks it of every quantised tensor (issue 15)
+    _PlaneSeqBase = object
+
+
+class PlaneSeq(_PlaneSeqBase):
     """A quantised tensor's planes kept compactly, each PlaneRef built when
     it is asked for (parsers/conventions.py keeps a replayed convention's
     planes as positions in the model's columns: a list and a PlaneRef per
     plane was a third of a 500-shard FP8 model's peak memory, issue 15).
-    It compares equal to the list of the same PlaneRefs."""
+    It compares equal to the list of the same PlaneRefs.  Subclasses give
+    ``__len__`` and ``__getitem__``."""
 
     __slots__ = ()
+
+    def __iter__(self) -> Iterator[PlaneRef | None]:
+        return map(self.__getitem__, range(len(self)))
+
+    def __contains__(self, value: object) -> bool:
+        return any(p == value for p in self)
+
+    def __reversed__(self) -> Iterator[PlaneRef | None]:
+        return map(self.__getitem__, reversed(range(len(self))))
+
+    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
+        return list(self).index(value, start, stop)
+
+    def count(self, value: Any) -> int:
+        return list(self).count(value)
 
     def plane_bytes(self) -> list[int]:
         """Each plane's stored bytes (length x broadcast), 0 when absent."""
@@ -253,6 +279,9 @@ class PlaneSeq(Sequence[PlaneRef | None]):
 
     def __repr__(self) -> str:
         return repr(list(self))
+
+
+Sequence.register(PlaneSeq)  # type: ignore[type-abstract]  # abstract: __len__, __getitem__
 
 
 def plane_bytes(planes: Sequence[PlaneRef | None]) -> list[int]:

@@ -7,6 +7,7 @@ only for a plane in another shard than the tensor's data."""
 
 import json
 import struct
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,10 @@ def test_planes_are_what_the_headers_say(tmp_path: Path, monkeypatch: pytest.Mon
             assert q.planes[1:3] == want[1:3]
             assert plane_bytes(q.planes) == [OUT * IN, 4 * OUT, 0, 0]
             assert q.refs() == want + [None]
+            assert isinstance(q.planes, Sequence) and len(q.planes) == 4
+            assert list(reversed(q.planes)) == want[::-1]
+            assert want[1] in q.planes and q.planes.index(None) == 2
+            assert q.planes.count(None) == 2
             lazy += isinstance(q.planes, conventions.PlanPlanes)
             seen += 1
     assert seen == 12
