@@ -24,6 +24,12 @@ from .codec.errors import GritError
 from .codec.grade import Grade
 
 
+try:  # pragma: no cover - depends on the build
+    from .codec import _fnv as _compiled  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
+
+
 class ReadError(GritError):
     """A file that cannot be opened or read (not a regular file, EACCES, EIO)."""
 
@@ -123,16 +129,30 @@ def _bytes(xs: Sequence[int]) -> Sequence[int]:
         return xs
 
 
+def shape_list(dims: Sequence[int], ranks: Sequence[int]) -> list[tuple[int, ...]]:
+    """Each tensor's shape from flat dimensions and ranks, equal shapes one
+    tuple; in C (``_fnv.shape_tuples``) when both are arrays it reads."""
+    if (_compiled is not None and isinstance(dims, array) and dims.typecode == "q"
+            and isinstance(ranks, array) and ranks.typecode == "B"):
+        got: list[tuple[int, ...]] = _compiled.shape_tuples(dims, ranks)
+        return got
+    it = iter(dims)
+    shapes = [tuple(islice(it, r)) for r in ranks]
+    same: dict[tuple[int, ...], tuple[int, ...]] = {}
+    return list(map(same.setdefault, shapes, shapes))
+
+
 class TensorTable(Sequence[StoredTensor]):
     """The stored tensors of one file, kept as columns and turned into
     StoredTensor records only when someone iterates them (a scan of 500
     unquantised shards never needs to).  Shapes are kept flat (every
-    dimension in one list, plus each tensor's rank), so a table holds a
+    dimension in one int64 array, plus each tensor's rank) until someone
+    asks for them, then as one list of shared tuples, so a table holds a
     handful of container objects however many tensors it lists: the cyclic
     garbage collector would otherwise walk one list per tensor."""
 
-    __slots__ = ("names", "dtypes", "dims", "ranks", "offsets", "nbytes", "available",
-                 "_rows", "_by_name")
+    __slots__ = ("names", "dtypes", "_dims", "ranks", "offsets", "nbytes", "available",
+                 "_shapes", "_rows", "_by_name")
 
     def __init__(self, names: list[str], dtypes: Sequence[str], dims: Sequence[int],
                  ranks: Sequence[int], offsets: Sequence[int], nbytes: Sequence[int],
@@ -140,20 +160,25 @@ class TensorTable(Sequence[StoredTensor]):
         # integers as int64 arrays: 8 bytes each, where a list holds a pointer
         # and, above 256, a 32-byte int object (issue 15: memory per tensor)
         self.names, self.dtypes = names, dtypes
-        self.dims, self.ranks = _int64(dims), _bytes(ranks)
+        self._dims: Sequence[int] | None = _int64(dims)
+        self.ranks = _bytes(ranks)
         self.offsets, self.nbytes = _int64(offsets), _int64(nbytes)
         self.available = self.nbytes if available is nbytes else _int64(available)
+        self._shapes: list[tuple[int, ...]] | None = None
         self._rows: list[StoredTensor] | None = None
         self._by_name: dict[str, StoredTensor] | None = None
 
     def shapes(self) -> list[tuple[int, ...]]:
         """Each tensor's shape; equal shapes are one tuple (a checkpoint
-        repeats a handful of shapes for every layer: issue 15, memory)."""
-        it = iter(self.dims)
-        shapes = [tuple(islice(it, r)) for r in self.ranks]
-        same: dict[tuple[int, ...], tuple[int, ...]] = {}
-        return list(map(same.setdefault, shapes, shapes))
-
+        repeats a handful of shapes for every layer: issue 15, memory).
+        Built once and kept in place of the flat dimensions (a pointer a
+        tensor where the dimensions took eight bytes each); not to be
+        mutated."""
+        if self._shapes is None:
+            assert self._dims is not None
+            self._shapes = shape_list(self._dims, self.ranks)
+            self._dims = None
+        return self._shapes
     def iter_rows(self) -> Iterator[StoredTensor]:
         """The records, built as they are iterated (and not kept)."""
         nbytes = list(self.nbytes)

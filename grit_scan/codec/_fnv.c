@@ -845,6 +845,69 @@ out:
 
 /* ===== end of safetensors header columns ================================== */
 
+/* shape_tuples(dims, ranks) -> list[tuple[int, ...]]
+ * Each tensor's shape from a table's flat int64 dimensions (``dims``, any
+ * buffer of native int64) and its one-byte ranks (``ranks``, any buffer of
+ * uint8), equal shapes one shared tuple: artifact.TensorTable.shapes, whose
+ * Python loop is the reference (tests/test_shape_tuples.py).  ValueError
+ * when the ranks ask for more dimensions than there are, or leave some
+ * over.  A model repeats a handful of shapes: one dict lookup a tensor and
+ * no Python frame (issue 15: 400,000 tensors a model). */
+static PyObject *shape_tuples(PyObject *self, PyObject *args) {
+    Py_buffer db, rb;
+    if (!PyArg_ParseTuple(args, "y*y*:shape_tuples", &db, &rb)) return NULL;
+    PyObject *out = NULL, *seen = NULL;
+    if (db.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "dims: not a whole number of int64");
+        goto done;
+    }
+    const unsigned char *rk = (const unsigned char *)rb.buf;
+    Py_ssize_t n_t = rb.len, n_d = db.len / 8, at = 0;
+    int64_t *dims = NULL;
+    if (n_d) {
+        dims = malloc((size_t)n_d * sizeof *dims);
+        if (dims == NULL) { PyErr_NoMemory(); goto done; }
+        memcpy(dims, db.buf, (size_t)n_d * sizeof *dims);  /* aligned reads */
+    }
+    out = PyList_New(n_t);
+    seen = PyDict_New();
+    if (out == NULL || seen == NULL) goto fail;
+    for (Py_ssize_t k = 0; k < n_t; k++) {
+        Py_ssize_t r = rk[k];
+        if (r > n_d - at) {
+            PyErr_SetString(PyExc_ValueError, "ranks ask for more dimensions than there are");
+            goto fail;
+        }
+        PyObject *t = PyTuple_New(r);
+        if (t == NULL) goto fail;
+        for (Py_ssize_t j = 0; j < r; j++) {
+            PyObject *v = PyLong_FromLongLong(dims[at + j]);
+            if (v == NULL) { Py_DECREF(t); goto fail; }
+            PyTuple_SET_ITEM(t, j, v);
+        }
+        at += r;
+        PyObject *got = PyDict_SetDefault(seen, t, t);  /* borrowed */
+        if (got == NULL) { Py_DECREF(t); goto fail; }
+        Py_INCREF(got);
+        Py_DECREF(t);
+        PyList_SET_ITEM(out, k, got);
+    }
+    if (at != n_d) {
+        PyErr_SetString(PyExc_ValueError, "dimensions left over after the last rank");
+        goto fail;
+    }
+    goto ok;
+fail:
+    Py_CLEAR(out);
+ok:
+    free(dims);
+done:
+    Py_XDECREF(seen);
+    PyBuffer_Release(&db);
+    PyBuffer_Release(&rb);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -859,6 +922,8 @@ static PyMethodDef methods[] = {
      "absolute tensor starts when the tensors are packed in order"},
     {"st_header_columns", st_header_columns, METH_VARARGS,
      "a plain safetensors header's tensor columns, or None"},
+    {"shape_tuples", shape_tuples, METH_VARARGS,
+     "each tensor's shape tuple from flat int64 dims and uint8 ranks, equal ones shared"},
     {NULL, NULL, 0, NULL}
 };
 
