@@ -23,7 +23,6 @@ from .codec.descriptor import Descriptor
 from .codec.errors import GritError
 from .codec.grade import Grade
 
-
 try:  # pragma: no cover - depends on the build
     from .codec import _fnv as _compiled  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - depends on the build

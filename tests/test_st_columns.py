@@ -77,8 +77,8 @@ def _read(data: bytes, compiled: bool, size: int | None = None) -> tuple[Any, ..
             return ("error", str(exc), art.issues)
     t = hdr.table
     cols = None if t is None else (
-        t.names, list(t.dtypes), list(t.dims), list(t.ranks), list(t.offsets), list(t.nbytes),
-        list(t.available), t.available is t.nbytes, list(t), type(t.dims), type(t.offsets),
+        t.names, list(t.dtypes), t.shapes(), list(t.ranks), list(t.offsets), list(t.nbytes),
+        list(t.available), t.available is t.nbytes, list(t), type(t.ranks), type(t.offsets),
         type(t.nbytes))
     return (hdr.header_len, hdr.data_start, cols, hdr.tensors, hdr.metadata,
             type(hdr.metadata), art.issues)

@@ -266,6 +266,6 @@ def test_small_header_check_is_the_numpy_check(entries, fix, slack, rnd):
         finally:
             sr.SMALL_HEADER = old
         t = hdr.table
-        results.append((ok, None if t is None else (t.names, list(t.dtypes), t.dims, t.ranks,
+        results.append((ok, None if t is None else (t.names, list(t.dtypes), t.shapes(), t.ranks,
                                                     t.offsets, t.nbytes, t.available)))
     assert results[0] == results[1]
