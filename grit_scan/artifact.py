@@ -16,11 +16,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice, repeat
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
 
-from .codec.descriptor import Descriptor
 from .codec.errors import GritError
-from .codec.grade import Grade
+
+if TYPE_CHECKING:  # annotations only: a float-only scan never loads the codec (issue 15)
+    from .codec.descriptor import Descriptor
+    from .codec.grade import Grade
 
 
 class ReadError(GritError):

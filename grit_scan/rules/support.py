@@ -19,7 +19,6 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, Source
-from ..codec.fmt import name as fmt_name
 from .finding import Finding
 from .registry import Rule, memoised
 
@@ -250,6 +249,8 @@ def quant_family(members: Sequence[Artifact]) -> str | None:
     if not fams:
         return None
     elem, s0, s1, zp = fams.most_common(1)[0][0]
+    from ..codec.fmt import name as fmt_name  # here: a described tensor (start-up, issue 15)
+
     parts = [fmt_name(elem), fmt_name(s0)]
     if s1 >= 0:
         parts.append(fmt_name(s1))
