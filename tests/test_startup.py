@@ -166,6 +166,56 @@ def test_values_that_skip_pydantic_are_what_typer_returns():
     assert checked > 40
 
 
+def test_enum_choices_are_what_typer_returns():
+    """coercion.py: an enum option's string (every member's value, other
+    cases, names, junk) gives what typer's pydantic adapter gives: the same
+    member, or the same error message."""
+    import enum
+
+    from typer import BadParameter
+    from typer import _click as click
+    from typer._coercion import build_runtime_param
+
+    from grit_scan.commands._app import command
+
+    checked = 0
+    for sub in command().commands.values():
+        ctx = click.Context(sub)
+        for p in sub.params:
+            d = getattr(p, "type_descriptor", None)
+            if d is None or not (isinstance(d.annotation, type)
+                                 and issubclass(d.annotation, enum.Enum)):
+                continue
+            real = build_runtime_param(d)
+            values = [w for m in d.annotation for w in (m.value, m.value.upper(), m.name)]
+            for v in [*values, "", "x", " json", "json ", "jsonx", "\x1b[1m"]:
+                try:
+                    want = real.coerce(v, param=p, ctx=ctx)
+                except BadParameter as exc:
+                    want = ("error", exc.format_message())
+                try:
+                    got = p.get_runtime_param().coerce(v, param=p, ctx=ctx)
+                except BadParameter as exc:
+                    got = ("error", exc.format_message())
+                assert got == want and type(got) is type(want), (sub.name, p.name, v)
+                checked += 1
+    assert checked > 20
+
+
+@pytest.mark.parametrize("fmt", ["full", "sarif", "github", "grouped", "json", "concise"])
+def test_output_format_imports_no_pydantic(fmt, tmp_path):
+    """``--output-format FORMAT`` names an enum member: no pydantic adapter
+    is built for it (issue 15: it nearly doubled a small scan)."""
+    write_safetensors(tmp_path / "tiny.safetensors",
+                      {"w.weight": Raw("BF16", [4, 4], bytes(32))})
+    code, out, err, mods = imported(["scan", "--output-format", fmt, "tiny.safetensors"],
+                                    tmp_path)
+    assert code == 0 and out, err
+    assert "pydantic" not in {m.split(".")[0] for m in mods}
+    code, _, err, mods = imported(["scan", "--output-format", "FULL", "tiny.safetensors"],
+                                  tmp_path)
+    assert code == 64 and "'FULL' is not one of" in err  # typer's own message
+
 def test_values_that_need_converting_still_go_through_typer(capsys):
     from grit_scan.cli import main
 
