@@ -85,6 +85,8 @@ class IssueCode(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Issue:
+    """What a reader found wrong in a file (rules map its code to a finding)."""
+
     code: IssueCode
     message: str
     tensor: str | None = None

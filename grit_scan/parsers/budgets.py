@@ -19,6 +19,8 @@ from .. import names
 
 @dataclass(frozen=True)
 class Budget:
+    """One reader limit: its name, value, unit and why it covers real checkpoints."""
+
     name: str
     value: int
     unit: str
