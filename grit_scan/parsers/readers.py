@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 GGUF_MAGIC = b"GGUF"  # gguf_reader.MAGIC, which tests/test_readers.py holds it to
 
-_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+_HEX32 = r"[0-9a-fA-F]{32}"  # compiled where first used (re's cache): start-up, issue 15
 T = TypeVar("T")
 
 
@@ -363,7 +363,7 @@ def _gguf_grit(art: Artifact, h: GgufHeader) -> dict[str, QTensor]:
                     desc=d, grade=reg.get(d.grade_id), convention="grit",
                     layouts=layouts, payload=PlaneRef(name, st.offset, st.available))
         dg = kv.get(f"grit.digest.{name}")
-        if isinstance(dg, str) and _HEX32.fullmatch(dg):
+        if isinstance(dg, str) and re.fullmatch(_HEX32, dg):
             q.expected_digest = bytes.fromhex(dg)
         elif dg is not None:
             art.issue(IssueCode.GRIT_HEADER, f"grit.digest.{name} is not 32 hex digits",
