@@ -18,7 +18,6 @@ from .codec.fnv import compiled_backend
 from .collector import paused
 from .config import Settings, settings_from_table
 from .parsers import gritconfig, readers, staged, tree
-from .parsers import manifest as manifest_mod
 from .parsers.fileio import bytes_read
 from .parsers.interface import ReadContext
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
@@ -230,6 +229,8 @@ def write_manifest(paths: Sequence[PathLike], out: PathLike, deep: bool = False,
     record or (without ``allow_findings``) a file to record has structural
     findings, GritValueError for a file outside the manifest's directory,
     ReadError when ``out`` cannot be written."""
+    from .parsers import manifest as manifest_mod  # here: a scan never writes one (issue 15)
+
     report = scan(list(paths) or ["."], deep=False, jobs=1)
     base = os.path.realpath(os.path.dirname(os.path.abspath(out)))
     doc = manifest_mod.manifest_document(report.artifacts, base, deep)

@@ -19,9 +19,11 @@ from itertools import islice, repeat
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, overload
 
-from .codec.descriptor import Descriptor
 from .codec.errors import GritError
-from .codec.grade import Grade
+
+if TYPE_CHECKING:  # annotations only: a float-only scan never loads the codec (issue 15)
+    from .codec.descriptor import Descriptor
+    from .codec.grade import Grade
 
 try:  # pragma: no cover - depends on the build
     from .codec import _fnv as _compiled  # type: ignore[attr-defined]
@@ -89,6 +91,8 @@ class IssueCode(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Issue:
+    """What a reader found wrong in a file (rules map its code to a finding)."""
+
     code: IssueCode
     message: str
     tensor: str | None = None

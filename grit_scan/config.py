@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, NamedTuple
 
 from .codec.errors import GritValueError
 from .report.policy import ExitPolicy, FailOn, parse_fail_on
@@ -30,9 +30,9 @@ from .rules.registry import parse_selection
 KEYS = ("select", "ignore", "fail-on", "exit-policy", "per-path-ignores")
 
 
-@dataclass(frozen=True)
-class PathIgnore:
-    """Findings of ``kinds`` on paths matching ``glob`` are not reported."""
+class PathIgnore(NamedTuple):
+    """Findings of ``kinds`` on paths matching ``glob`` are not reported
+    (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
 
     glob: str  # fnmatch pattern, relative to the config file's directory, '/' separated
     kinds: frozenset[Kind]

@@ -437,3 +437,11 @@ def test_header_duplicates_are_found_with_or_without_escapes():
     plain = ('{"__metadata__":{"format":"pt"},"m:0.weight":'
              '{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}')
     assert sr._loads_plain(plain) == json.loads(plain)
+
+
+def test_gguf_magic_sniffed_without_the_reader_is_the_readers():
+    """readers.py sniffs GGUF files by their magic without importing the GGUF
+    reader (start-up, issue 15): the same four bytes the reader checks."""
+    from grit_scan.parsers import gguf_reader
+
+    assert readers.GGUF_MAGIC == gguf_reader.MAGIC == b"GGUF"

@@ -91,6 +91,58 @@ def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
         assert "grit_scan.codec.explain" not in mods  # nothing to compare in one file
         # nothing to infer or size: only floats (conventions, plane layouts)
         assert not {"grit_scan.parsers.conventions", "grit_scan.codec.layout"} & mods
+        assert not FLOAT_SCAN_NEVER & mods, sorted(FLOAT_SCAN_NEVER & mods)
+
+
+# What a scan of float safetensors has no use for (issue 15, start-up): no
+# descriptor, grade or format codec (nothing is described), no GGUF reader,
+# GRIT-header parser or manifest reader (no such file), and none of the rule
+# kinds' codec (they import it where a quantised tensor is checked).
+FLOAT_SCAN_NEVER = {
+    "grit_scan.codec.descriptor", "grit_scan.codec.grade", "grit_scan.codec.fmt",
+    "grit_scan.codec.placement", "grit_scan.codec.tables", "grit_scan.codec.check",
+    "grit_scan.codec.fingerprint", "grit_scan.codec.base32", "grit_scan.codec.planes",
+    "grit_scan.parsers.gguf_reader", "grit_scan.parsers.grit_header",
+    "grit_scan.parsers.manifest", "grit_scan.parsers.ggml_types", "shlex"}
+
+# Module-level patterns that now compile where they are first used.
+NEVER_COMPILED = {
+    r"(?<=\.)\d+(?=\.)|^\d+(?=\.)", r"-\d{5}-of-\d{5}(?=\.gguf$)", r"(?<=[(,])k0=\d+",
+    r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$",
+    r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)", r"[0-9a-fA-F]{32}",
+    r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$", r"(?<=\.)\d+(?=\.|$)", r"\d+",
+    r"^[A-Za-z]:"}
+
+# The same run, listing at exit the patterns re has compiled (its cache).
+PROBE_RE = """
+import atexit, re, sys
+atexit.register(lambda: sys.stderr.write("\\nPATTERNS " + "\\x00".join(
+    str(k[1]) for k in [*getattr(re, "_cache", {}), *getattr(re, "_cache2", {})])))
+sys.argv = ["grit", *sys.argv[1:]]
+from grit_scan.cli import run
+run()
+"""
+
+
+def test_small_scan_compiles_no_pattern_it_does_not_use(tmp_path):
+    """The patterns of shard names, GGUF splits, roles, grades and linear
+    layers compile where they are used, not when their module is imported
+    (issue 15): a scan of one float file uses none of them."""
+    import re
+
+    if not hasattr(re, "_cache"):
+        pytest.skip("this Python's re keeps no _cache to look at")
+    write_safetensors(tmp_path / "tiny.safetensors",
+                      {"w.weight": Raw("BF16", [4, 4], bytes(32))})
+    for args in (["scan", "tiny.safetensors"], ["scan", "--json", "tiny.safetensors"]):
+        p = subprocess.run([sys.executable, "-c", PROBE_RE, *args], capture_output=True,
+                           text=True, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        patterns = set(p.stderr.rpartition("\nPATTERNS ")[2].split("\x00"))
+        # the probe sees what is compiled where used: every scan's model
+        # assembly matches file names against the shard pattern
+        assert r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$" in patterns
+        assert not NEVER_COMPILED & patterns, sorted(NEVER_COMPILED & patterns)
 
 
 @pytest.mark.parametrize("fixture,types", [
@@ -165,6 +217,56 @@ def test_values_that_skip_pydantic_are_what_typer_returns():
                 checked += 1
     assert checked > 40
 
+
+def test_enum_choices_are_what_typer_returns():
+    """coercion.py: an enum option's string (every member's value, other
+    cases, names, junk) gives what typer's pydantic adapter gives: the same
+    member, or the same error message."""
+    import enum
+
+    from typer import BadParameter
+    from typer import _click as click
+    from typer._coercion import build_runtime_param
+
+    from grit_scan.commands._app import command
+
+    checked = 0
+    for sub in command().commands.values():
+        ctx = click.Context(sub)
+        for p in sub.params:
+            d = getattr(p, "type_descriptor", None)
+            if d is None or not (isinstance(d.annotation, type)
+                                 and issubclass(d.annotation, enum.Enum)):
+                continue
+            real = build_runtime_param(d)
+            values = [w for m in d.annotation for w in (m.value, m.value.upper(), m.name)]
+            for v in [*values, "", "x", " json", "json ", "jsonx", "\x1b[1m"]:
+                try:
+                    want = real.coerce(v, param=p, ctx=ctx)
+                except BadParameter as exc:
+                    want = ("error", exc.format_message())
+                try:
+                    got = p.get_runtime_param().coerce(v, param=p, ctx=ctx)
+                except BadParameter as exc:
+                    got = ("error", exc.format_message())
+                assert got == want and type(got) is type(want), (sub.name, p.name, v)
+                checked += 1
+    assert checked > 20
+
+
+@pytest.mark.parametrize("fmt", ["full", "sarif", "github", "grouped", "json", "concise"])
+def test_output_format_imports_no_pydantic(fmt, tmp_path):
+    """``--output-format FORMAT`` names an enum member: no pydantic adapter
+    is built for it (issue 15: it nearly doubled a small scan)."""
+    write_safetensors(tmp_path / "tiny.safetensors",
+                      {"w.weight": Raw("BF16", [4, 4], bytes(32))})
+    code, out, err, mods = imported(["scan", "--output-format", fmt, "tiny.safetensors"],
+                                    tmp_path)
+    assert code == 0 and out, err
+    assert "pydantic" not in {m.split(".")[0] for m in mods}
+    code, _, err, mods = imported(["scan", "--output-format", "FULL", "tiny.safetensors"],
+                                  tmp_path)
+    assert code == 64 and "'FULL' is not one of" in err  # typer's own message
 
 def test_values_that_need_converting_still_go_through_typer(capsys):
     from grit_scan.cli import main

@@ -35,6 +35,8 @@ from .tables import F_SPARSE, NOTE_ASSUMED
 
 @dataclass(frozen=True)
 class GritArray:
+    """A decoded-or-encodable tensor: descriptor, shape and its canonical planes."""
+
     desc: Descriptor
     shape: tuple[int, ...]
     planes: tuple[bytes, bytes, bytes, bytes]  # canonical (ROW_MAJOR) planes

@@ -69,6 +69,8 @@ class PlaneSizes:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """What grit_check found (§7.3): the status, its detail and the plane sizes."""
+
     status: Status
     detail: Detail | None = None
     sizes: PlaneSizes | None = None

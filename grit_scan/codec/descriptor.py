@@ -49,6 +49,8 @@ PLACEMENT_FIELDS = ("placement_data", "placement_scale", "placement_meta")
 
 @dataclass(frozen=True)
 class Descriptor:
+    """The 64-byte GRIT descriptor (§5), one field per attribute."""
+
     magic: int
     hdr_bytes: int
     version: int

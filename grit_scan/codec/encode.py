@@ -36,6 +36,8 @@ DEFAULT_CHUNK = 1 << 20
 
 @dataclass(frozen=True)
 class Encoded:
+    """An encoded tensor: its descriptor, shape and four planes."""
+
     desc: Descriptor
     shape: tuple[int, ...]
     planes: tuple[bytes, bytes, bytes, bytes]

@@ -93,6 +93,8 @@ def field_text(name: str, v: int, layouts: Mapping[int, str] | None = None,
 
 @dataclass(frozen=True)
 class Row:
+    """One field of an explain diff: its name and the two sides' values."""
+
     field: str
     a: str
     b: str
@@ -105,6 +107,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Explanation:
+    """Two operands compared field by field, and the verdict."""
+
     a: Operand
     b: Operand
     rows: tuple[Row, ...]

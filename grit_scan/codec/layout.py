@@ -87,6 +87,8 @@ def _refuse(msg: str, plane: int | None = None) -> GritLayoutError:
 
 @dataclass(frozen=True)
 class PlaneSpec:
+    """One plane of a tensor's geometry: whether it is present and its units."""
+
     index: Plane
     present: bool
     units: int
@@ -107,6 +109,8 @@ class PlaneSpec:
 
 @dataclass(frozen=True)
 class Geometry:
+    """A tensor's shape seen through its descriptor: groups and planes."""
+
     shape: tuple[int, ...]
     group_axis: int
     outer: int
@@ -164,6 +168,8 @@ def geometry(d: Descriptor, shape: Sequence[int]) -> Geometry:
 
 @dataclass
 class _Attrs:
+    """The attributes of a layout expression (§5.3)."""
+
     aos: bool = False
     packk4: bool = False
     pad: int = 0
@@ -420,6 +426,8 @@ def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> 
 
 @dataclass
 class PlaneLayout:
+    """A plane's unit permutation and layout attributes."""
+
     perm: _Perm
     attrs: _Attrs
 

@@ -22,6 +22,8 @@ SCOPES = ("decode", "full")
 
 @dataclass(frozen=True)
 class Edge:
+    """One supersedes edge between two grades."""
+
     src: Grade
     dst: Grade
     scope: str

@@ -8,7 +8,9 @@ traceback (``--debug`` shows it).  Nothing here imports upward:
 (startup.py) and hands every other command line to ``main``/``run`` here.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads the commands'
+# signatures with typing.get_type_hints, which compiles every string
+# annotation (start-up, issue 15); these are evaluated once, at import.
 
 import gc
 import os

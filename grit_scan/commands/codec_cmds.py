@@ -4,7 +4,9 @@ Their names, options and JSON keys are a contract scripts depend on
 (docs/cli.md); keep them stable.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads the commands'
+# signatures with typing.get_type_hints, which compiles every string
+# annotation (start-up, issue 15); these are evaluated once, at import.
 
 import re
 from pathlib import Path

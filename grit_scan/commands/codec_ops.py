@@ -1,6 +1,8 @@
 """`grit decode`, `grit encode`, `grit vectors` — the codec on the command line."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads the commands'
+# signatures with typing.get_type_hints, which compiles every string
+# annotation (start-up, issue 15); these are evaluated once, at import.
 
 import json
 import math

@@ -5,11 +5,15 @@ through a pydantic ``TypeAdapter`` built on first use: any command with an
 ``int`` or ``str`` option imports pydantic and builds a schema per option,
 most of the start-up cost of ``grit scan FILE`` (issue 15).  Most values need
 no conversion at all: a default of the annotated type, a ``str`` given on the
-command line for a ``str`` option, a tuple of strings for ``list[str]``.
+command line for a ``str`` option, a tuple of strings for ``list[str]``.  An
+enum option's string (``--output-format sarif``) is converted by the function
+typer's adapter calls for it (``coerce_cli_choice``), without the adapter:
+building it imported pydantic, nearly doubling the cost of a small scan.
 
 ``direct(param)`` gives such a parameter a runtime coercion that returns those
-values as the adapter would (the same value; a list for ``list[str]``) and
-hands every other value (``--jobs 4``: a string for an int, an enum name, a
+values as the adapter would (the same value; a list for ``list[str]``; the
+enum member a choice names) and hands every other value (a choice that names
+no member, whose error is the adapter's) (``--jobs 4``: a string for an int, an enum name, a
 path) to typer's own coercion, built then, so conversions and their error
 messages are typer's.  tests/test_startup.py holds the shortcut to typer's
 results.  A typer without this machinery (older, click-typed) is left alone.
@@ -39,6 +43,25 @@ def plain(annotation: Any, info: Any, value: Any) -> bool:
             and isinstance(value, annotation))
 
 
+def choice(annotation: Any, info: Any, value: Any, ctx: click.Context | None) -> Any:
+    """The member of the enum ``annotation`` that the string ``value``
+    names, as typer's choice adapter finds it (the same function, given the
+    same context); None when ``value`` is no enum choice or names no member
+    (the adapter then raises its own error)."""
+    if (info.parser is not None or not isinstance(value, str)
+            or not (isinstance(annotation, type) and issubclass(annotation, enum.Enum))):
+        return None
+    try:
+        from typer._param_types import coerce_cli_choice
+    except ImportError:
+        return None
+    try:
+        return coerce_cli_choice(value, choices=list(annotation),
+                                 case_sensitive=info.case_sensitive, ctx=ctx)
+    except ValueError:
+        return None
+
+
 @functools.cache
 def _direct_class() -> type | None:
     try:
@@ -51,6 +74,9 @@ def _direct_class() -> type | None:
             annotation: Any = self.annotation
             if plain(annotation, self.parameter_info, value):
                 return list(value) if get_origin(annotation) is list else value
+            member = choice(annotation, self.parameter_info, value, ctx)
+            if member is not None:
+                return member
             real = build_runtime_param(param.type_descriptor)
             param._runtime_param = real  # later values go straight to typer's
             return real._coerce_value(value, param=param, ctx=ctx)

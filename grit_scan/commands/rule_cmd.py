@@ -1,6 +1,8 @@
 """`grit rule KIND|CODE`: one finding kind's documentation (as `ruff rule`)."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads the commands'
+# signatures with typing.get_type_hints, which compiles every string
+# annotation (start-up, issue 15); these are evaluated once, at import.
 
 import typer
 

@@ -1,6 +1,8 @@
 """`grit scan` and `grit manifest` — the product's front door and CI gate."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads the commands'
+# signatures with typing.get_type_hints, which compiles every string
+# annotation (start-up, issue 15); these are evaluated once, at import.
 
 import os
 import shutil
@@ -34,7 +36,7 @@ from ._app import UsageError, app, debug_enabled, error_line
 PROGRESS_AFTER_ENV = "GRIT_PROGRESS_AFTER"  # seconds before the progress line shows
 
 
-def _progress() -> _Progress | None:
+def _progress() -> "_Progress | None":
     """The progress line, only when stderr is a terminal; plain under
     ``NO_COLOR`` (no escape code at all), never hidden by it."""
     if not sys.stderr.isatty():

@@ -8,7 +8,9 @@ line of ``--out`` (``{"target", "exit_code", "report"}`` with the
 it completes; a rerun skips the targets already in ``--out``.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: typer reads the commands'
+# signatures with typing.get_type_hints, which compiles every string
+# annotation (start-up, issue 15); these are evaluated once, at import.
 
 import json
 import os

@@ -12,13 +12,15 @@ table to this module (``python -m grit_scan.parsers.budgets`` prints it).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .. import names
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(NamedTuple):
+    """One reader limit: its name, value, unit and why it covers real
+    checkpoints (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
+
     name: str
     value: int
     unit: str

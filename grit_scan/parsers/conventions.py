@@ -192,6 +192,8 @@ def used_mask(cols: Columns, names: Iterable[str]) -> bytearray:
 
 @dataclass
 class Ctx:
+    """What a convention is given for one module of a model."""
+
     art: Artifact
     cols: Columns
     declared: Declared | None
@@ -619,6 +621,8 @@ def _fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: dict[str, str],
 
 @dataclass(frozen=True)
 class _Fp8Plan:
+    """What an FP8 weight's dtypes and shapes settle (memoised per signature)."""
+
     status: str  # "ok", "unknown" (not 2-D or no float scale), "blocks", "no-layout"
     grade: Grade | None = None
     convention: str = ""

@@ -51,6 +51,8 @@ UNQUANTISED = {0: "F32", 1: "F16", 30: "BF16", 24: "I8", 25: "I16", 26: "I32", 2
 
 @dataclass(frozen=True)
 class GgmlMapping:
+    """A ggml block type's GRIT grade, placements and layouts (its descriptor per rank)."""
+
     type_code: int
     name: str
     grade: Grade

@@ -61,6 +61,8 @@ class Unsupported(ParseError):
 
 @dataclass
 class ArrayInfo:
+    """A GGUF array value: element type, count and (short arrays) its values."""
+
     elem_type: int
     count: int
     values: list[Any] | None = None  # kept only for short scalar/string arrays
@@ -68,6 +70,8 @@ class ArrayInfo:
 
 @dataclass
 class GgufHeader:
+    """A GGUF header as read: version, alignment, key-values and tensor infos."""
+
     version: int
     alignment: int
     kv: dict[str, Any] = field(default_factory=dict)

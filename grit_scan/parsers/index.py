@@ -21,7 +21,7 @@ from typing import Any
 from ..artifact import Artifact, IssueCode
 from . import budgets
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
+_DRIVE = r"^[A-Za-z]:"  # compiled where first used (re's cache), not at import: start-up, issue 15
 CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 
 
@@ -35,7 +35,7 @@ def escapes(rel: str) -> str | None:
         return "a NUL byte in the path"
     if rel.startswith(("/", "\\")) or os.path.isabs(rel):
         return "an absolute path"
-    if _DRIVE.match(rel) or PureWindowsPath(rel).drive:
+    if re.match(_DRIVE, rel) or PureWindowsPath(rel).drive:
         return "a drive-qualified path"
     if rel.startswith("\\\\") or rel.startswith("//"):
         return "a UNC path"

@@ -15,8 +15,7 @@ read).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..artifact import Artifact, Format
 from ..names import Declared
@@ -46,15 +45,15 @@ def default_role(module: str) -> str:
     return module if module.endswith(".weight") else module + ".weight"
 
 
-@dataclass(frozen=True)
-class ReadContext:
+class ReadContext(NamedTuple):
     """What a reader knows besides the bytes: how to show the file, the
-    declared quantisation of its directory and its operand-role mapper."""
+    declared quantisation of its directory and its operand-role mapper
+    (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
 
     display: str
     abs_path: str
     declared: Declared | None = None
-    role: Callable[[str], str] = field(default=default_role)
+    role: Callable[[str], str] = default_role
     # False: read the header and any GRIT header only; conventions are then
     # inferred per model across its shards (parsers/models.py)
     infer: bool = True

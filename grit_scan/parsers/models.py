@@ -31,16 +31,17 @@ from .safetensors_reader import UNQUANTISED_FLOATS
 if TYPE_CHECKING:
     from .conventions import Columns
 
-_ST_SHARD = re.compile(r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$")
-_GGUF_SPLIT = re.compile(r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$")
-_HF_SNAPSHOT = re.compile(r"(?:^|/)models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/"
-                          r"(?P<rev>[^/]+)(?:/|$)")
+# patterns compiled where first used (re's cache), not at import: start-up, issue 15
+_ST_SHARD = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$"
+_GGUF_SPLIT = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$"
+_HF_SNAPSHOT = (r"(?:^|/)models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/"
+                r"(?P<rev>[^/]+)(?:/|$)")
 
 
 def hf_location(display: str) -> tuple[str, str] | None:
     """(ORG/NAME, REVISION) when ``display`` lies in a Hugging Face cache
     snapshot (huggingface_hub's layout: ``models--ORG--NAME/snapshots/REV/``)."""
-    m = _HF_SNAPSHOT.search(display.replace(os.sep, "/"))
+    m = re.search(_HF_SNAPSHOT, display.replace(os.sep, "/"))
     if m is None:
         return None
     return f"{m['org']}/{m['name']}", m["rev"]
@@ -85,7 +86,7 @@ def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Sequenc
     for name, a in sorted(by_name.items()):
         if name in taken:
             continue
-        m = _ST_SHARD.match(name)
+        m = re.match(_ST_SHARD, name)
         if m is not None:
             pattern[_model_key(a, m["base"])].append(a)
         else:
@@ -269,7 +270,7 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
 def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:
     out: dict[str, list[Artifact]] = defaultdict(list)
     for a in arts:
-        m = _GGUF_SPLIT.match(os.path.basename(a.path))
+        m = re.match(_GGUF_SPLIT, os.path.basename(a.path))
         key = _model_key(a, m["base"]) if m is not None else a.path
         out[key].append(a)
     return out

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from itertools import groupby, repeat
 from operator import itemgetter
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..artifact import (
     Artifact,
@@ -28,17 +28,24 @@ from ..artifact import (
     Source,
     StoredTensor,
 )
-from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
-from ..codec.grade import Grade, registry
 from ..names import Declared
-from . import budgets, gguf_reader, safetensors_reader
+from . import budgets, safetensors_reader
 from .fileio import SafeFile
-from .grit_header import parse_grades, parse_layouts, recover_safetensors
 from .interface import ByteSource, ReadContext, default_role
 from .roles import gguf_role
 
-_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
+# The GGUF reader, the __grit__ header parser and the descriptor codec load
+# where a GGUF file or a GRIT header is read: a scan of float safetensors
+# never needs them (issue 15: start-up).
+if TYPE_CHECKING:
+    from ..codec.descriptor import Descriptor
+    from ..codec.grade import Grade
+    from .gguf_reader import GgufHeader
+
+GGUF_MAGIC = b"GGUF"  # gguf_reader.MAGIC, which tests/test_readers.py holds it to
+
+_HEX32 = r"[0-9a-fA-F]{32}"  # compiled where first used (re's cache): start-up, issue 15
 T = TypeVar("T")
 
 
@@ -48,21 +55,29 @@ def _fail(art: Artifact, msg: str) -> Artifact:
     return art
 
 
+_NOTHING: tuple[type[Exception], ...] = ()
+
+
 def _read_header(art: Artifact, source: ByteSource,
-                 read: Callable[[ByteSource, Artifact], T]) -> T | None:
+                 read: Callable[[ByteSource, Artifact], T],
+                 parse_error: type[Exception],
+                 unsupported: type[Exception] | tuple[type[Exception], ...] = _NOTHING,
+                 ) -> T | None:
     """Read the header with ``read``, check that the source did not change
-    meanwhile.  None (with an issue on ``art``) when it could not."""
+    meanwhile.  None (with an issue on ``art``) when it could not.
+    ``parse_error``: what the reader raises for a malformed header;
+    ``unsupported``: what it raises for a valid file it cannot represent."""
     art.size = source.size
     art.identity = getattr(source, "identity", None)
     try:
         hdr = read(source, art)
         why = source.changed()
-    except gguf_reader.Unsupported as exc:
+    except unsupported as exc:
         # one clear line, not a structural finding: the file may be fine
         art.parsed = False
         art.issue(IssueCode.NOT_REPRESENTABLE, str(exc), unsupported=True)
         return None
-    except (safetensors_reader.ParseError, gguf_reader.ParseError) as exc:
+    except parse_error as exc:
         _fail(art, str(exc))
         return None
     except ReadError as exc:
@@ -96,7 +111,7 @@ class GgufReader:
     format = Format.GGUF
 
     def sniff(self, head: bytes, name: str, size: int) -> bool:
-        return head[:4] == gguf_reader.MAGIC
+        return head[:4] == GGUF_MAGIC
 
     def claims(self, name: str) -> bool:
         return name.lower().endswith(".gguf")
@@ -143,7 +158,8 @@ def read_gguf(path: str, display: str) -> Artifact:
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS)
     declared, role = ctx.declared, ctx.role
-    hdr = _read_header(art, source, safetensors_reader.read_header)
+    hdr = _read_header(art, source, safetensors_reader.read_header,
+                       safetensors_reader.ParseError)
     if hdr is None:
         return art
     art.metadata = {"header_len": hdr.header_len}
@@ -168,6 +184,8 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
         tensors = hdr.tensors
         art.tensors = sorted(tensors.values(), key=itemgetter(0))  # by name
     if "__grit__" in hdr.metadata:
+        from .grit_header import recover_safetensors
+
         qs, used = recover_safetensors(art, hdr.metadata["__grit__"], tensors, role)
         for q in qs:
             q.declared = declared
@@ -196,14 +214,16 @@ _GRIT = object()  # marks a tensor the grit.* keys describe (a run of its own)
 
 # What a ggml tensor's QTensor shares with every tensor of its (type, rank):
 # descriptor, grade, convention string and layouts mapping
-_Shared = tuple[desc_mod.Descriptor, Grade, str, Mapping[int, str]]
+_Shared = tuple["Descriptor", "Grade", str, Mapping[int, str]]
 
 
 def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
+    from . import gguf_reader
     from .ggml_types import MAPPINGS  # gguf: GGUF only
 
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
-    h = _read_header(art, source, gguf_reader.read_header)
+    h = _read_header(art, source, gguf_reader.read_header, gguf_reader.ParseError,
+                     gguf_reader.Unsupported)
     if h is None:
         return art
     table = art.tensors = h.tensors
@@ -267,7 +287,7 @@ def _unmapped(art: Artifact, name: str, ttype: int, shape: tuple[int, ...], offs
               tensor=name, clause=clause, convention=f"ggml:{tn}")
 
 
-def _gguf_metadata(h: gguf_reader.GgufHeader) -> dict[str, Any]:
+def _gguf_metadata(h: GgufHeader) -> dict[str, Any]:
     md: dict[str, Any] = {"gguf_version": h.version, "alignment": h.alignment,
                           "kv_count": len(h.kv), "header_bytes": h.header_bytes}
     for key in ("general.architecture", "general.name", "general.file_type",
@@ -287,9 +307,13 @@ def _gguf_metadata(h: gguf_reader.GgufHeader) -> dict[str, Any]:
     return md
 
 
-def _gguf_grit(art: Artifact, h: gguf_reader.GgufHeader) -> dict[str, QTensor]:
+def _gguf_grit(art: Artifact, h: GgufHeader) -> dict[str, QTensor]:
     """GRIT-native tensors through the grit.* keys (RECONSTRUCTION §10)."""
+    from ..codec import descriptor as desc_mod
+    from ..codec.grade import registry
+    from . import gguf_reader
     from .ggml_types import type_name
+    from .grit_header import parse_grades, parse_layouts
 
     kv = h.kv
     if not any(k.startswith("grit.") for k in kv):
@@ -339,7 +363,7 @@ def _gguf_grit(art: Artifact, h: gguf_reader.GgufHeader) -> dict[str, QTensor]:
                     desc=d, grade=reg.get(d.grade_id), convention="grit",
                     layouts=layouts, payload=PlaneRef(name, st.offset, st.available))
         dg = kv.get(f"grit.digest.{name}")
-        if isinstance(dg, str) and _HEX32.fullmatch(dg):
+        if isinstance(dg, str) and re.fullmatch(_HEX32, dg):
             q.expected_digest = bytes.fromhex(dg)
         elif dg is not None:
             art.issue(IssueCode.GRIT_HEADER, f"grit.digest.{name} is not 32 hex digits",

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from . import budgets
 
-_NUMBER = re.compile(r"(?<=\.)\d+(?=\.|$)")
+_NUMBER = r"(?<=\.)\d+(?=\.|$)"  # compiled by _mapper, not at import (start-up, issue 15)
 
 _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
             "gpt_oss": "gpt-oss", "gpt-oss": "gpt-oss", "gemma": "gemma", "gemma2": "gemma2",
@@ -108,13 +108,14 @@ def _mapper(tmap: object) -> Callable[[str], str | None]:
         return ".".join(parts[:k] + [""]), ".".join([""] + parts[k + 1:]) + ".weight"
 
     known = table.__contains__ if isinstance(table, dict) else None
+    number = re.compile(_NUMBER)
 
     def mapped_role(base: str) -> str | None:
         if known is None or known(base):
             hit = lookup_fast(base)
             if hit is not None:
                 return hit + ".weight"
-        for m in _NUMBER.finditer(base):
+        for m in number.finditer(base):
             s, e = m.span()
             got = around_zero(base[:s] + "0" + base[e:])
             if got is not None:

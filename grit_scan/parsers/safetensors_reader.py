@@ -63,6 +63,8 @@ class ParseError(GritError):
 
 @dataclass
 class Header:
+    """A safetensors header as read: its length, data start, tensors and metadata."""
+
     header_len: int
     data_start: int
     tensors: dict[str, StoredTensor] = field(default_factory=dict)

@@ -25,7 +25,6 @@ from ..names import Declared
 from . import budgets, configs, index, models, readers
 from .fileio import SafeFile
 from .interface import SNIFF_BYTES, ReadContext
-from .manifest import attach_expected, read_manifest
 from .remote import RemoteOptions, is_url
 from .skips import (
     INDEX_SUFFIX,
@@ -325,6 +324,9 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     models.assemble(list(by_name.values()), index_shards, declared, role)
     read = {a.abs_path for a in scan.artifacts}
     for path, disp in d.manifests:
+        # here: the manifest reader loads the fingerprint codec (issue 15)
+        from .manifest import read_manifest
+
         man, listed = read_manifest(path, disp, group)
         if man.parsed:
             man.metadata["unlisted"] = unlisted(path, listed)
@@ -445,5 +447,7 @@ def collect(paths: list[str], deep: bool = False,
     files = {a.abs_path: a for a in scan.artifacts if a.format.is_checkpoint_file}
     for man in scan.artifacts:
         if man.format is Format.MANIFEST and man.parsed:
+            from .manifest import attach_expected
+
             attach_expected(man, files)
     return scan

@@ -43,6 +43,8 @@ class OutputFormat(str, enum.Enum):
 
 @dataclass(frozen=True)
 class RenderOptions:
+    """How a report is rendered: exit policy, --statistics and colour."""
+
     policy: ExitPolicy = ExitPolicy.GRADED
     statistics: bool = False
     color: bool | None = None  # None: decide from the stream and NO_COLOR / FORCE_COLOR

@@ -8,16 +8,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring_ascii as _string
 from operator import attrgetter, ne, sub
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..artifact import Artifact, Format, IssueCode, QTensor, Source
-from ..codec.base32 import encode as b32
-from ..codec.descriptor import Descriptor
-from ..codec.fingerprint import gid
-from ..codec.grade import Grade
 from ..rules.finding import Finding, Severity
 from ..rules.support import declared_mix
+
+if TYPE_CHECKING:  # the codec loads for a described tensor only (start-up, issue 15)
+    from ..codec.descriptor import Descriptor
+    from ..codec.grade import Grade
 from .json_text import Lazy, fragment
 from .report import Report
 
@@ -35,6 +35,9 @@ def _identity_json(grade: Grade | None, desc: Descriptor | None,
     shape) alone, memoised: a checkpoint's tensors share a few of them, and
     packing, hashing and base32-encoding each one again was a large part of
     a --json run (issue 15)."""
+    from ..codec.base32 import encode as b32
+    from ..codec.fingerprint import gid
+
     g = gid(grade, desc, shape) if desc is not None and grade is not None else None
     return (grade.canonical if grade is not None else None,
             grade.name if grade is not None else None,

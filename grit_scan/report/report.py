@@ -16,6 +16,8 @@ from .policy import ExitPolicy, FailOn, exit_codes
 
 @dataclass(frozen=True)
 class Report:
+    """A scan's artifacts, findings and messages: what every format renders."""
+
     roots: list[str]
     deep: bool
     artifacts: list[Artifact]

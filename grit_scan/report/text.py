@@ -131,14 +131,14 @@ def render_statistics(report: Report, console: Console) -> None:
         console.print(t)
 
 
-_NUM = re.compile(r"\d+")
+_NUM = r"\d+"  # compiled where first used (re's cache): start-up, issue 15
 
 
 def _group_key(f: Finding) -> tuple[str, str]:
     msg = f.message.replace(f.path, "")
     if f.tensor:
         msg = msg.replace(f.tensor, "")
-    return f.code, _NUM.sub("#", msg)
+    return f.code, re.sub(_NUM, "#", msg)
 
 
 def render_grouped(report: Report, console: Console) -> None:

@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from ..artifact import Artifact, PlaneReader, ReadError, ScanInput
 from ..codec.errors import GritValueError
@@ -59,9 +59,9 @@ class Rule:
                        detail or {})
 
 
-@dataclass(frozen=True)
-class RuleModule:
-    """A kind module: its rules, and its checks looked up when they run."""
+class RuleModule(NamedTuple):
+    """A kind module: its rules, and its checks looked up when they run
+    (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
 
     module: ModuleType
     rules: tuple[Rule, ...]

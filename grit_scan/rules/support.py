@@ -19,7 +19,6 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, Source
-from ..codec.fmt import name as fmt_name
 from .finding import Finding
 from .registry import Rule, memoised
 
@@ -156,16 +155,18 @@ def per_tensor(art: Artifact, value: Callable[[Kin], V | None]) -> list[V | None
     return out
 
 
-_LAYER = re.compile(r"(?<=\.)\d+(?=\.)|^\d+(?=\.)")
-_SPLIT = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)")
-_K0 = re.compile(r"(?<=[(,])k0=\d+")
+# compiled where first used (re's cache), not at import: start-up, issue 15;
+# their uses are memoised or per file
+_LAYER = r"(?<=\.)\d+(?=\.)|^\d+(?=\.)"
+_SPLIT = r"-\d{5}-of-\d{5}(?=\.gguf$)"
+_K0 = r"(?<=[(,])k0=\d+"
 
 
 @functools.lru_cache(maxsize=65536)
 def family(role: str) -> str:
     """A role with its layer index dropped: ``blk.3.attn_q.weight`` ->
     ``blk.*.attn_q.weight``."""
-    return _LAYER.sub("*", role)
+    return re.sub(_LAYER, "*", role)
 
 
 def per_channel(q: QTensor) -> bool:
@@ -178,7 +179,7 @@ def per_channel(q: QTensor) -> bool:
 def _per_channel_name(canonical: str) -> str:
     """A grade named with ``k0=row`` (memoised: asked once per tensor by
     three rules, of a handful of grades)."""
-    return _K0.sub("k0=row", canonical)
+    return re.sub(_K0, "k0=row", canonical)
 
 
 def identity(q: QTensor) -> str:
@@ -218,7 +219,7 @@ def checkpoint_key(a: Artifact) -> str:
     if a.model is not None:
         return a.model
     if a.format is Format.GGUF:
-        return _SPLIT.sub("", a.path)
+        return re.sub(_SPLIT, "", a.path)
     return a.group or a.path
 
 
@@ -250,6 +251,8 @@ def quant_family(members: Sequence[Artifact]) -> str | None:
     if not fams:
         return None
     elem, s0, s1, zp = fams.most_common(1)[0][0]
+    from ..codec.fmt import name as fmt_name  # here: a described tensor (start-up, issue 15)
+
     parts = [fmt_name(elem), fmt_name(s0)]
     if s1 >= 0:
         parts.append(fmt_name(s1))

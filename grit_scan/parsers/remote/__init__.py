@@ -28,7 +28,8 @@ from ..interface import ByteSource
 __all__ = ["Budget", "MissingExtra", "RemoteError", "RemoteOptions", "is_url", "open_source",
            "scheme"]
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+# compiled where first used (re's cache), not at import: start-up, issue 15
+_SCHEME = r"^([A-Za-z][A-Za-z0-9+.-]*)://"
 SPECULATIVE = 100_000  # the first read of a file (huggingface_hub reads 100 kB too)
 
 
@@ -92,7 +93,7 @@ class Budget:
 
 def scheme(target: str) -> str | None:
     """The URL scheme of ``target`` (lower case), or None for a local path."""
-    m = _SCHEME.match(target)
+    m = re.match(_SCHEME, target)
     return m.group(1).lower() if m else None
 
 

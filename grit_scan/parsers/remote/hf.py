@@ -27,6 +27,8 @@ MAX_LISTING = 64 * 1024 * 1024
 
 @dataclass(frozen=True)
 class HfTarget:
+    """A Hub repository, revision and path inside it."""
+
     repo: str
     revision: str
     path: str  # "" for the repository root

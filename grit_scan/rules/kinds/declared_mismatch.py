@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...artifact import Artifact, Format, QTensor, ScanInput
-from ...codec import fmt
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -66,6 +65,8 @@ ALGO_CONVENTIONS: dict[str, tuple[str, ...]] = {
 def _bits_group(q: QTensor) -> tuple[int | None, int | None]:
     if q.desc is None:
         return None, None
+    from ...codec import fmt  # here: a described tensor (start-up, issue 15)
+
     return fmt.unpack(q.desc.elem).width, q.desc.k0
 
 

@@ -17,20 +17,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...artifact import Artifact, PlaneReader, QTensor, ReadError, nbytes_map
-from ...codec.check import sparse_order_violation
-from ...codec.descriptor import Descriptor
 from ...codec.errors import GritError
-from ...codec.fingerprint import digest_stream
-from ...codec.grade import Grade, registry
-from ...codec.tables import F_SPARSE, SP_META_BITS, SPORDER_ASC_LSB
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
 from ..support import judged
 from .grit_check import check_tensor
+
+# The codec loads where --deep checks a tensor: every scan imports this
+# module for its RULES (start-up, issue 15).
+if TYPE_CHECKING:
+    from ...codec.descriptor import Descriptor
+    from ...codec.grade import Grade
 
 DIGEST_MISMATCH = Rule(
     code="GRIT104",
@@ -125,6 +126,8 @@ def check_deep(art: Artifact, planes: PlaneReader) -> list[Finding]:
 
 def digest_of(planes: PlaneReader, q: QTensor) -> bytes:
     """§6.5 over the four planes as stored (BLOCK_AOS de-interleaved)."""
+    from ...codec.fingerprint import digest_stream
+
     return digest_stream(planes.stored_planes(q))
 
 
@@ -184,6 +187,8 @@ def _deep_ready(art: Artifact, q: QTensor, nbytes: dict[str, int]) -> Mapping[in
         return None
     if check_tensor(art, q, nbytes):
         return None  # a structural finding already explains this tensor's bytes
+    from ...codec.grade import registry
+
     grades = registry([q.grade] if q.grade is not None else [])
     return grades if d.grade_id in grades else None
 
@@ -193,6 +198,9 @@ def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor, grades: Mapping[
     """Level 2 and 3 for one tensor whose structure already checked out
     (``_deep_ready``); ``digest`` is its §6.5 digest when already computed
     (or the error that stopped it), else it is computed here."""
+    from ...codec.check import sparse_order_violation
+    from ...codec.tables import F_SPARSE, SP_META_BITS, SPORDER_ASC_LSB
+
     out: list[Finding] = []
     d = q.desc
     assert d is not None

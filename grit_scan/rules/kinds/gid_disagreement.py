@@ -9,22 +9,22 @@ together with one diff.
 
 from __future__ import annotations
 
-import shlex
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...artifact import Artifact, Format, QTensor, ScanInput, Source
-from ...codec.base32 import encode as b32
-from ...codec.fingerprint import gid
-from ...codec.grade import Grade, registry
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
 from ..support import Kin, checkpoint_key, models, per_tensor, quant_family
 
-if TYPE_CHECKING:  # the explain codec loads only when two descriptions are compared
+# The codec loads where a described tensor is compared: every scan imports
+# this module for its RULE (start-up, issue 15); the explain codec only when
+# two descriptions are.
+if TYPE_CHECKING:
     from ...codec.explain import Operand
+    from ...codec.grade import Grade
 
 RULE = Rule(
     code="GRIT201",
@@ -73,6 +73,8 @@ def _operand(a: Artifact, q: QTensor, grade: Grade | None = None) -> Operand:
 def _gid(q: QTensor) -> bytes | None:
     if q.desc is None or q.grade is None:
         return None
+    from ...codec.fingerprint import gid
+
     return gid(q.grade, q.desc, q.shape)
 
 
@@ -148,6 +150,8 @@ def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
     for (side_a, side_b, diffs), items in sorted(patterns.items(), key=lambda kv: kv[0][:2]):
         role, ga, gb = items[0]
         (a1, q1), (a2, q2) = ga[0], gb[0]
+        import shlex
+
         from ...codec.explain import explain
 
         ex = explain(_operand(a1, q1), _operand(a2, q2))
@@ -215,7 +219,9 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
             g_now = _gid(cur)
             if q.expected_gid is not None and g_now is not None and g_now != q.expected_gid:
                 assert q.desc is not None
+                from ...codec.base32 import encode as b32
                 from ...codec.explain import Operand, explain
+                from ...codec.grade import registry
 
                 reg = registry([cur.grade] if cur.grade else [])
                 old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id),

@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...artifact import Artifact, IssueCode, QTensor, nbytes_map, plane_bytes
-from ...codec.check import CheckResult, grit_check
-from ...codec.descriptor import Descriptor
 from ...codec.errors import GritCheckError, GritError, Status
-from ...codec.grade import Grade, registry
-from ...codec.placement import placement_name
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
 from ..support import issue_findings, judged, kins
+
+# The check and descriptor codec load where a quantised tensor is checked: a
+# scan of unquantised files never sizes a plane (start-up, issue 15).
+if TYPE_CHECKING:
+    from ...codec.check import CheckResult
+    from ...codec.descriptor import Descriptor
+    from ...codec.grade import Grade
 
 SIZE_MISMATCH = Rule(
     code="GRIT101",
@@ -163,12 +166,16 @@ def _on_descriptor(d: Descriptor, shape: tuple[int, ...], grade: Grade | None) -
     """grit_check steps 1-3 and the size equations on the descriptor alone
     (no bytes): a pure function of (descriptor, shape, grade), memoised since
     a checkpoint's tensors share a handful of them (issue 15)."""
+    from ...codec.check import grit_check
+
     return grit_check(d, list(shape), [-1, -1, -1, -1], 1, grades=_grades(grade))
 
 
 def _grades(grade: Grade | None) -> dict[int, Grade]:
     """The grades map grit_check resolves grade ids in: the registered grades
     and the tensor's own (built only when needed, not once per tensor)."""
+    from ...codec.grade import registry
+
     return registry([grade] if grade is not None else [])
 
 
@@ -180,7 +187,8 @@ def _where(q: QTensor) -> str:
 def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -> list[Finding]:
     """§7.3 steps 1-4 against the on-disk plane lengths.  ``declared_bytes``
     maps stored tensor names to the bytes their header entry claims."""
-    from ...codec.layout import is_canonical, split_payload, stored_sizes  # see _suspects
+    from ...codec.check import grit_check  # see _suspects
+    from ...codec.layout import is_canonical, split_payload, stored_sizes
 
     d = q.desc
     if d is None or not judged(q):
@@ -268,6 +276,8 @@ def _size_finding(art: Artifact, q: QTensor, res: CheckResult, truncated: bool,
 
 def _plain_size(art: Artifact, q: QTensor, actual: int, expected: int, sizes: list[int],
                 truncated: bool) -> Finding:
+    from ...codec.placement import placement_name
+
     d = q.desc
     assert d is not None
     places = ", ".join(f"{k}={placement_name(v, q.layouts)}" for k, v in (

@@ -4,7 +4,6 @@ assume_placement, never verified from the bytes.  Grouped by producer tag."""
 from __future__ import annotations
 
 from ...artifact import Artifact, QTensor
-from ...codec.descriptor import producer_tag
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -42,6 +41,8 @@ def check_file(art: Artifact) -> list[Finding]:
     # grouped once per kin, not per tensor (issue 15)
     for tag, idx in sorted(positions(art, _assumed).items()):
         names = [qs[i].name for i in idx[:50]]
+        from ...codec.descriptor import producer_tag  # here: start-up, issue 15
+
         who = art.producer if art.producer and producer_tag(art.producer) == tag else None
         label = f"{who} (tag {tag:#06x})" if who else (f"producer tag {tag:#06x}" if tag else
                                                       "an unknown producer")

@@ -31,8 +31,10 @@ Fix: quantise them, or add them to the ignore list.
 )
 RULES = (RULE,)
 
-_LINEAR = re.compile(r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$")
-_NEVER = re.compile(r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)")
+# compiled in check_file, where a quantised file is checked (re's cache), not
+# at import: every scan imports this module for its RULE (start-up, issue 15)
+_LINEAR = r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$"
+_NEVER = r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)"
 
 
 def check_file(a: Artifact) -> list[Finding]:
@@ -41,6 +43,7 @@ def check_file(a: Artifact) -> list[Finding]:
     dec = next((q.declared for q in a.quantized if q.declared), None)
     if not dec:
         return []
+    never, linear = re.compile(_NEVER), re.compile(_LINEAR)
     quantised_mods: set[str] | None = None  # built for the first candidate (issue 15)
     missing = []
     for name, dtype, rank in a.tensor_kinds():
@@ -53,7 +56,7 @@ def check_file(a: Artifact) -> list[Finding]:
             continue
         if quantised_mods is None:
             quantised_mods = {split_name(q.name)[0] for q in a.quantized}
-        if mod in quantised_mods or _NEVER.search(name) or not _LINEAR.search(mod):
+        if mod in quantised_mods or never.search(name) or not linear.search(mod):
             continue
         if applies(dec, mod):
             missing.append(name)

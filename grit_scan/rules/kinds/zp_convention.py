@@ -23,11 +23,9 @@ docs/spec-notes.md):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...artifact import Artifact, PlaneReader, QTensor, ScanInput
-from ...codec import fmt
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -126,8 +124,10 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     return out
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
+    """What the stored zero points settle (a NamedTuple, not a dataclass:
+    every scan imports this module for its RULES, issue 15)."""
+
     convention: str | None  # "v1", "v2", or None when the bytes do not settle it
     why: str
 
@@ -172,6 +172,8 @@ def _bits(a: Artifact, q: QTensor) -> int | None:
     """b: the descriptor's element width, else from the shapes: qzeros
     [groups, out·b/32] against scales [groups, out]."""
     if q.desc is not None:
+        from ...codec import fmt  # here: a described GPTQ tensor (start-up, issue 15)
+
         return fmt.unpack(q.desc.elem).width
     if not q.planes or q.planes[1] is None or q.planes[3] is None:
         return None
