@@ -16,24 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_st_columns import _Bytes, _fnv, needs_c  # the helper, its marker, a ByteSource
 
 from grit_scan.artifact import Artifact, Format
 from grit_scan.parsers import budgets, configs
 
-try:
-    from grit_scan.codec import _fnv
-except ImportError:  # pragma: no cover - built without a compiler
-    _fnv = None
-
-needs_c = pytest.mark.skipif(_fnv is None and not os.environ.get("GRIT_REQUIRE_COMPILED"),
-                             reason="compiled helper not built")
 ROOT = Path(__file__).resolve().parent.parent
 BIG = 10 ** 9  # an item budget no text here reaches
 
@@ -327,19 +320,6 @@ def test_the_item_budget_is_json_items(extra: int) -> None:
     assert (_fnv.index_json(text.encode(), items - 1 + extra) is None) == (extra == 0)
 
 
-class _Source:
-    """An in-memory ByteSource."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data, self.name, self.size = data, "mem", len(data)
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        return self.data[offset:offset + n]
-
-    def changed(self) -> str | None:
-        return None
-
-
 def _read(raw: bytes, compiled: bool, fmt: Format = Format.INDEX) -> tuple[Any, ...]:
     """read_json_source's whole result: the value (typed), the issues and
     whether the artifact counts as parsed."""
@@ -347,7 +327,7 @@ def _read(raw: bytes, compiled: bool, fmt: Format = Format.INDEX) -> tuple[Any, 
     with pytest.MonkeyPatch.context() as m:
         if not compiled:
             m.setattr(configs, "_scan_index", None)
-        got = configs.read_json_source(_Source(raw), art)
+        got = configs.read_json_source(_Bytes(raw), art)
     return _typed(got), art.issues, art.parsed
 
 
@@ -420,11 +400,11 @@ def test_the_fallback_when_the_scanner_refuses(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(configs.json, "loads", loads_spy)
     refused = b'{"metadata":{"total_size":1.5},"weight_map":{"a\\u0062":"s"}}'
     art = Artifact(path="m", abs_path="m", format=Format.INDEX)
-    assert configs.read_json_source(_Source(refused), art) == {
+    assert configs.read_json_source(_Bytes(refused), art) == {
         "metadata": {"total_size": 1.5}, "weight_map": {"ab": "s"}}
     assert not art.issues and art.parsed and calls == [refused] and len(parsed) == 1
     taken = b'{"weight_map":{"ab":"s"}}'
-    assert configs.read_json_source(_Source(taken), art) == {"weight_map": {"ab": "s"}}
+    assert configs.read_json_source(_Bytes(taken), art) == {"weight_map": {"ab": "s"}}
     assert calls == [refused, taken] and len(parsed) == 1
 
 
