@@ -603,6 +603,20 @@ static int st_reserve(void **arr, Py_ssize_t *cap, Py_ssize_t need, size_t size)
     return 1;
 }
 
+/* budgets.json_items(text) > max_items, counted over the UTF-8 bytes of
+ * the text: ',', '[' and '{' are ASCII, so bytes count as characters (a
+ * UTF-8 sequence never holds an ASCII byte).  The count is at most one more
+ * than the length, so only a text that long is counted. */
+static int json_items_over(const unsigned char *p, Py_ssize_t n, Py_ssize_t max_items) {
+    if (n < max_items) return 0;
+    Py_ssize_t items = 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned char ch = p[k];
+        items += (ch == ',') + (ch == '[') + (ch == '{');
+    }
+    return items > max_items;
+}
+
 /* The refusal and error exits of st_header_columns: -1 a Python error is
  * set (no memory), 0 the text is not the plain shape (None). */
 #define ST_REFUSE do { rc = 0; goto out; } while (0)
@@ -629,17 +643,7 @@ static PyObject *st_header_columns(PyObject *self, PyObject *args) {
     int n_cache = 0;
     stspan_t *spans = NULL;
 
-    /* budgets.json_items, the same count: these are ASCII, so bytes count
-     * as characters (a UTF-8 sequence never holds an ASCII byte).  It is at
-     * most one more than the length, so only a text that long is counted. */
-    if (c.n >= max_items) {
-        Py_ssize_t items = 1;
-        for (Py_ssize_t k = 0; k < c.n; k++) {
-            unsigned char ch = c.p[k];
-            items += (ch == ',') + (ch == '[') + (ch == '{');
-        }
-        if (items > max_items) ST_REFUSE;
-    }
+    if (json_items_over(c.p, c.n, max_items)) ST_REFUSE;
     if (data_start < 0 || region < 0) ST_REFUSE;
     if (max_rank > 64) max_rank = 64;  /* refusing more is always safe: ranks fit a byte */
     if ((names = PyList_New(0)) == NULL || (dtypes = PyList_New(0)) == NULL
@@ -908,6 +912,211 @@ done:
     return out;
 }
 
+/* ===== safetensors index JSON (issue 15) ===================================
+ *
+ * index_json(data, max_items) -> dict | None
+ *
+ * json.loads for the plain shape of a sharded model's
+ * model.safetensors.index.json: a JSON object whose "weight_map" member
+ * (if any) is an object of string -> string, and whose other members are
+ * strings, integers, true, false, null, and objects and arrays of those
+ * nested at most IX_DEPTH deep.  Strings hold no backslash and no control
+ * character (st_string's rule); integers are '-'? and plain digits ("0"
+ * or no leading zero), at most 18 of them (they fit int64); no fraction,
+ * no exponent; the text is UTF-8 with JSON whitespace only.  For such a
+ * text the result equals json.loads(text): the same keys in the same
+ * order, equal values of the same types (a key given twice keeps its first
+ * place and its last value, as PyDict_SetItem in json's own scanner does).
+ * Each distinct weight_map value is one str object, where json.loads
+ * builds one per entry (400,000 entries naming 500 shards).
+ *
+ * None for anything else, and for a text whose budgets.json_items count
+ * passes ``max_items`` (counted before anything is built): the caller then
+ * decodes and parses the text as before, which gives every message and
+ * budget error (tests/test_index_scanner.py holds the two to the same
+ * value).  The walk never reads past the buffer; its recursion is bounded
+ * by IX_DEPTH.  Every function below returns a new reference, or NULL:
+ * with an exception set on an error (no memory), without one when the
+ * text is not the plain shape (a refusal). */
+
+#define IX_DEPTH 32
+#define IX_CACHE 2048  /* slots of the weight_map value cache; a power of two */
+
+/* p[s, s + len) as a str; NULL without an exception when it is not UTF-8. */
+static PyObject *ix_decode(const unsigned char *p, Py_ssize_t s, Py_ssize_t len) {
+    PyObject *v = PyUnicode_DecodeUTF8((const char *)p + s, len, NULL);
+    if (v == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) PyErr_Clear();
+    return v;
+}
+
+/* A string (st_string's rule) as a str. */
+static PyObject *ix_string(stcur_t *c) {
+    Py_ssize_t s, l;
+    if (!st_string(c, &s, &l)) return NULL;
+    return ix_decode(c->p, s, l);
+}
+
+/* An integer: '-'? then "0", or a digit 1-9 and more digits, at most 18
+ * digits in all (below 10^18 < 2^63, so PyLong_FromLongLong is exact;
+ * longer ones go to json.loads, which also applies int's digit limit).  A
+ * digit after "0", '.', 'e' or 'E' is refused by the caller, which wants
+ * ',', '}' or ']' next. */
+static PyObject *ix_int(stcur_t *c) {
+    Py_ssize_t i = c->i, n = c->n;
+    int neg = i < n && c->p[i] == '-';
+    i += neg;
+    if (i >= n || c->p[i] < '0' || c->p[i] > '9') return NULL;
+    long long v = 0;
+    if (c->p[i] == '0') {
+        i++;
+    } else {
+        Py_ssize_t first = i;
+        while (i < n && c->p[i] >= '0' && c->p[i] <= '9') {
+            if (i - first == 18) return NULL;
+            v = v * 10 + (c->p[i] - '0');
+            i++;
+        }
+    }
+    c->i = i;
+    return PyLong_FromLongLong(neg ? -v : v);
+}
+
+/* The literal ``lit`` next in the text (a constant-length compare). */
+#define IX_LIT(c, lit) ((c)->n - (c)->i >= (Py_ssize_t)sizeof(lit) - 1 \
+                        && memcmp((c)->p + (c)->i, lit, sizeof(lit) - 1) == 0 \
+                        && ((c)->i += sizeof(lit) - 1, 1))
+
+/* Any value of the shape: a string, an integer, a literal, or an object or
+ * array of those at ``depth`` < IX_DEPTH. */
+static PyObject *ix_value(stcur_t *c, int depth) {
+    st_ws(c);
+    if (c->i >= c->n) return NULL;
+    unsigned char ch = c->p[c->i];
+    if (ch == '"') return ix_string(c);
+    if (ch == 't') { if (IX_LIT(c, "true")) Py_RETURN_TRUE; return NULL; }
+    if (ch == 'f') { if (IX_LIT(c, "false")) Py_RETURN_FALSE; return NULL; }
+    if (ch == 'n') { if (IX_LIT(c, "null")) Py_RETURN_NONE; return NULL; }
+    if (ch != '{' && ch != '[') return ix_int(c);
+    if (depth >= IX_DEPTH) return NULL;
+    c->i++;
+    int obj = ch == '{';
+    unsigned char close = obj ? '}' : ']';
+    PyObject *out = obj ? PyDict_New() : PyList_New(0);
+    if (out == NULL || st_eat(c, close)) return out;
+    for (;;) {
+        PyObject *k = NULL, *v;
+        if (obj) {
+            if ((k = ix_string(c)) == NULL) break;
+            if (!st_eat(c, ':')) { Py_DECREF(k); break; }
+        }
+        if ((v = ix_value(c, depth + 1)) == NULL) { Py_XDECREF(k); break; }
+        int bad = obj ? PyDict_SetItem(out, k, v) : PyList_Append(out, v);
+        Py_XDECREF(k);
+        Py_DECREF(v);
+        if (bad < 0) break;
+        if (st_eat(c, close)) return out;
+        if (!st_eat(c, ',')) break;
+    }
+    Py_DECREF(out);
+    return NULL;
+}
+
+#undef IX_LIT
+
+typedef struct {
+    Py_ssize_t at, len;  /* the value's bytes in the buffer */
+    PyObject *str;       /* borrowed from the memo dict; NULL: an empty slot */
+} ixslot_t;
+
+/* A weight_map: an object of string -> string, each distinct value one
+ * str.  ``memo`` (str -> itself) makes them one; ``cache``, indexed by a
+ * hash of the value's bytes, finds the str of bytes seen before without
+ * decoding them again.  A slot's bytes are compared in full, so a
+ * collision only costs a decode (the cache is never trusted on the hash). */
+static PyObject *ix_weight_map(stcur_t *c, PyObject *memo, ixslot_t *cache) {
+    if (!st_eat(c, '{')) return NULL;
+    PyObject *out = PyDict_New();
+    if (out == NULL || st_eat(c, '}')) return out;
+    for (;;) {
+        Py_ssize_t s, l;
+        PyObject *k = ix_string(c), *v;
+        if (k == NULL) break;
+        if (!st_eat(c, ':') || !st_string(c, &s, &l)) { Py_DECREF(k); break; }
+        uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)l;
+        Py_ssize_t j = 0;
+        for (;; j += 8) {  /* multiply-xorshift over the bytes, eight at a time */
+            uint64_t w = 0;
+            memcpy(&w, c->p + s + j, l - j < 8 ? (size_t)(l - j) : 8);
+            h = (h ^ w) * 0xff51afd7ed558ccdULL;
+            h ^= h >> 32;
+            if (l - j <= 8) break;
+        }
+        ixslot_t *slot = &cache[h & (IX_CACHE - 1)];
+        if (slot->str != NULL && slot->len == l && memcmp(c->p + slot->at, c->p + s, l) == 0) {
+            v = slot->str;
+            Py_INCREF(v);
+        } else {
+            if ((v = shared(memo, ix_decode(c->p, s, l))) == NULL) { Py_DECREF(k); break; }
+            *slot = (ixslot_t){s, l, v};  /* the memo keeps it alive */
+        }
+        int bad = PyDict_SetItem(out, k, v);
+        Py_DECREF(k);
+        Py_DECREF(v);
+        if (bad < 0) break;
+        if (st_eat(c, '}')) return out;
+        if (!st_eat(c, ',')) break;
+    }
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *index_json(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t max_items;
+    if (!PyArg_ParseTuple(args, "y*n:index_json", &buf, &max_items)) return NULL;
+    stcur_t c = {(const unsigned char *)buf.buf, buf.len, 0};
+    PyObject *top = NULL, *memo = NULL;
+    ixslot_t *cache = NULL;
+    if (json_items_over(c.p, c.n, max_items) || !st_eat(&c, '{')) goto out;
+    if ((top = PyDict_New()) == NULL || (memo = PyDict_New()) == NULL) goto drop;
+    if ((cache = calloc(IX_CACHE, sizeof *cache)) == NULL) { PyErr_NoMemory(); goto drop; }
+    if (!st_eat(&c, '}')) {
+        for (;;) {
+            Py_ssize_t s, l;
+            if (!st_string(&c, &s, &l)) goto drop;
+            PyObject *k = ix_decode(c.p, s, l), *v;
+            if (k == NULL) goto drop;
+            if (!st_eat(&c, ':')) { Py_DECREF(k); goto drop; }
+            if (l == 10 && memcmp(c.p + s, "weight_map", 10) == 0)
+                v = ix_weight_map(&c, memo, cache);
+            else
+                v = ix_value(&c, 1);
+            if (v == NULL) { Py_DECREF(k); goto drop; }
+            int bad = PyDict_SetItem(top, k, v);
+            Py_DECREF(k);
+            Py_DECREF(v);
+            if (bad < 0) goto drop;
+            if (st_eat(&c, '}')) break;
+            if (!st_eat(&c, ',')) goto drop;
+        }
+    }
+    st_ws(&c);
+    if (c.i == c.n) goto out;  /* else trailing bytes */
+drop:
+    Py_CLEAR(top);
+out:
+    Py_XDECREF(memo);
+    free(cache);
+    PyBuffer_Release(&buf);
+    if (top == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
+    return top;
+}
+
+#undef IX_DEPTH
+#undef IX_CACHE
+
+/* ===== end of safetensors index JSON ====================================== */
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -924,11 +1133,13 @@ static PyMethodDef methods[] = {
      "a plain safetensors header's tensor columns, or None"},
     {"shape_tuples", shape_tuples, METH_VARARGS,
      "each tensor's shape tuple from flat int64 dims and uint8 ranks, equal ones shared"},
+    {"index_json", index_json, METH_VARARGS,
+     "json.loads of a plain safetensors index, or None"},
     {NULL, NULL, 0, NULL}
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_fnv", "FNV-1a, GGUF string skipping and tensor infos in C", -1, methods
+    PyModuleDef_HEAD_INIT, "_fnv", "FNV-1a, GGUF string skipping and tensor infos, JSON scanners in C", -1, methods
 };
 
 PyMODINIT_FUNC PyInit__fnv(void) { return PyModule_Create(&module); }
