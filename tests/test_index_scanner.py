@@ -14,7 +14,6 @@ with read_json_source's issues unchanged."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -360,7 +359,7 @@ def test_the_budgets_still_report_as_before(monkeypatch: pytest.MonkeyPatch, whi
     for attr in ("INDEX_ENTRIES", "JSON_FILE_ITEMS"):
         b = getattr(budgets, attr)
         limit = items - extra if b.name == which else BIG
-        monkeypatch.setattr(budgets, attr, dataclasses.replace(b, value=limit))
+        monkeypatch.setattr(budgets, attr, b._replace(value=limit))
     value, issues, parsed = _both(raw)
     if extra == 0:
         assert parsed and not issues and value == _typed(json.loads(raw))
