@@ -285,7 +285,7 @@ class PlaneSeq(_PlaneSeqBase):
 
     def plane_bytes(self) -> list[int]:
         """Each plane's stored bytes (length x broadcast), 0 when absent."""
-        return [0 if p is None else p.length * p.broadcast for p in self]
+        return plane_bytes(list(self))
 
     def data_file(self) -> tuple[bool, str | None]:
         """(True, its file) when the first plane is present and names its
