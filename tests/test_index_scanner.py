@@ -21,7 +21,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_st_columns import _Bytes, _fnv, needs_c  # the helper, its marker, a ByteSource
+from test_st_columns import (  # the helper, its marker, a ByteSource, text edits
+    EDITS,
+    _Bytes,
+    _fnv,
+    edit,
+    needs_c,
+)
 
 from grit_scan.artifact import Artifact, Format
 from grit_scan.parsers import budgets, configs
@@ -130,6 +136,8 @@ _TOKENS = ["{", "}", "[", "]", ",", ":", '"', " ", "\\", '\\"', "\\u0041", "\\n"
            '"weight_map":{}', '"weight_map":[]', '"weight_map":{"a":1}', '"weight_map":null',
            '"weight_map":{"a":"b","a":"c"}', '"a":{"a":1},"a":2', "\ufeff", "\u00e9", "\u2028",
            "\U0001f600", "[" * 40, "]" * 40, "{}", "[]"]
+_TOKENS_B = [t.encode() for t in _TOKENS]
+_TRAILS = [b"x", b"}", b" ", b"\n", b",", b"{}", b"\x00"]
 _BYTES = [b"\xff", b"\xc3", b"\xe9", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf",
           b"\xef\xbb\xbf", b"\x80"]
 
@@ -138,25 +146,12 @@ _BYTES = [b"\xff", b"\xc3", b"\xe9", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc
 def _mutated(draw: Any) -> bytes:
     raw = draw(_index()).encode()
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["replace", "insert", "delete", "dup", "cut", "trail",
-                                     "byte"]))
-        i = draw(st.integers(0, len(raw)))
-        j = draw(st.integers(i, min(len(raw), i + 12)))
-        tok = draw(st.sampled_from(_TOKENS)).encode()
-        if kind == "replace":
-            raw = raw[:i] + tok + raw[j:]
-        elif kind == "insert":
-            raw = raw[:i] + tok + raw[i:]
-        elif kind == "delete":
-            raw = raw[:i] + raw[j:]
-        elif kind == "dup":
-            raw = raw[:j] + raw[i:j] + raw[j:]
-        elif kind == "cut":
-            raw = raw[:i]
-        elif kind == "trail":
-            raw += draw(st.sampled_from([b"x", b"}", b" ", b"\n", b",", b"{}", b"\x00"]))
-        else:
+        kind = draw(st.sampled_from([*EDITS, "byte"]))
+        if kind == "byte":  # raw bytes: broken or refused UTF-8, a BOM
+            i = draw(st.integers(0, len(raw)))
             raw = raw[:i] + draw(st.sampled_from(_BYTES)) + raw[i:]
+        else:
+            raw = edit(draw, kind, raw, _TOKENS_B, _TRAILS)
     return raw
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import os
 import struct
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -238,22 +239,33 @@ def _mutated(draw: Any) -> tuple[str, int]:
             text_edits += 1
     text = _render(draw, ents, meta)
     for _ in range(text_edits):
-        kind = draw(st.sampled_from(["replace", "insert", "delete", "dup", "cut", "trail"]))
-        i = draw(st.integers(0, len(text)))
-        j = draw(st.integers(i, min(len(text), i + 12)))
-        if kind == "replace":
-            text = text[:i] + draw(st.sampled_from(_TOKENS)) + text[j:]
-        elif kind == "insert":
-            text = text[:i] + draw(st.sampled_from(_TOKENS)) + text[i:]
-        elif kind == "delete":
-            text = text[:i] + text[j:]
-        elif kind == "dup":
-            text = text[:j] + text[i:j] + text[j:]
-        elif kind == "cut":
-            text = text[:i]
-        else:
-            text += draw(st.sampled_from(["x", "}", " ", "\n", ",", "{}", "\x00"]))
+        kind = draw(st.sampled_from(EDITS))
+        text = edit(draw, kind, text, _TOKENS, ["x", "}", " ", "\n", ",", "{}", "\x00"])
     return text, region
+
+
+EDITS = ["replace", "insert", "delete", "dup", "cut", "trail"]
+_S = TypeVar("_S", str, bytes)
+
+
+def edit(draw: Any, kind: str, text: _S, tokens: Sequence[_S], trails: Sequence[_S]) -> _S:
+    """``text`` after one edit of ``kind`` (one of EDITS) at a drawn place:
+    a token put over or between its characters, a span deleted or doubled,
+    the text cut short, or a trailing token added (tests/test_index_scanner.py
+    mutates indexes with it too)."""
+    i = draw(st.integers(0, len(text)))
+    j = draw(st.integers(i, min(len(text), i + 12)))
+    if kind == "replace":
+        return text[:i] + draw(st.sampled_from(tokens)) + text[j:]
+    if kind == "insert":
+        return text[:i] + draw(st.sampled_from(tokens)) + text[i:]
+    if kind == "delete":
+        return text[:i] + text[j:]
+    if kind == "dup":
+        return text[:j] + text[i:j] + text[j:]
+    if kind == "cut":
+        return text[:i]
+    return text + draw(st.sampled_from(trails))
 
 
 # ------------------------------------------------------------------- tests
