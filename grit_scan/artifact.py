@@ -13,9 +13,10 @@ from __future__ import annotations
 import enum
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice, repeat
+from itertools import compress, islice, repeat
+from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, overload
 
@@ -353,6 +354,317 @@ class QTensor:
         return [*(self.planes or ()), self.payload]
 
 
+class Replays(Protocol):
+    """Quantised tensors made the same way at many places of a model's
+    columns (parsers/conventions.py: a convention's plan replayed on every
+    module of one signature), each named by one int, ``g``.  ``QList`` keeps
+    the int instead of a QTensor (issue 15: a QTensor, its role and its
+    planes were about 330 bytes and several microseconds per module)."""
+
+    def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
+        """The QTensor at ``g`` (planes in the file ``home`` have no file
+        reference); ``role``, when given, is its role, already computed."""
+        ...
+
+    def names(self, gs: Sequence[int]) -> Iterable[str]:
+        """``make(g).name`` for each of ``gs``."""
+        ...
+
+    def roles(self, gs: Sequence[int]) -> Iterable[str]:
+        """``make(g).role`` for each of ``gs``."""
+        ...
+
+    def data_position(self, g: int) -> int | None:
+        """The column position of the stored tensor holding the data plane
+        of ``make(g)`` (which names it), or None."""
+        ...
+
+    def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
+        """The indexes k into ``gs`` where ``plane_bytes(make(gs[k]).planes)``
+        is not ``sizes`` (all of them when there are no planes)."""
+        ...
+
+
+if TYPE_CHECKING:
+    _QListBase: TypeAlias = Sequence[QTensor]
+else:
+    _QListBase = object  # registered as a Sequence below, as PlaneSeq
+
+
+class QList(_QListBase):
+    """An artifact's quantised tensors, in order: QTensor objects, and
+    tensors a ``Replays`` makes from one int, kept as two array entries and
+    made when asked for (each ask makes a new QTensor: edit one by putting
+    it back).  The rules and the JSON writer read the columns
+    (``units``, ``names``, ``roles``) instead of making every tensor.
+
+    Until the first replay is added the objects are a plain list
+    (``_kinds`` None).  Afterwards ``_kinds[i]`` is -1 for an object, which
+    is ``_objs[_vals[i]]``, else the index in ``_makers`` of the Replays
+    that makes tensor ``i`` from ``_vals[i]``."""
+
+    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_maker_ix", "home", "_roles")
+
+    def __init__(self, items: Iterable[QTensor] = ()) -> None:
+        self._objs: list[QTensor] = list(items)
+        self._kinds: array[int] | None = None
+        self._vals: array[int] | None = None
+        self._makers: list[Replays] = []
+        self._maker_ix: dict[Replays, int] = {}
+        # the file of the artifact holding these tensors, for ``Replays.make``
+        self.home: str | None = None
+        self._roles: list[str] | None = None
+
+    # --- building
+
+    def _to_columns(self) -> tuple[array[int], array[int]]:
+        if self._kinds is None or self._vals is None:
+            n = len(self._objs)
+            self._kinds, self._vals = array("i", [-1]) * n, array("q", range(n))
+        return self._kinds, self._vals
+
+    def append(self, q: QTensor) -> None:
+        self._roles = None
+        if self._kinds is not None and self._vals is not None:
+            self._kinds.append(-1)
+            self._vals.append(len(self._objs))
+        self._objs.append(q)
+
+    def replay(self, maker: Replays, g: int) -> None:
+        """Add the tensor ``maker`` makes from ``g``."""
+        k = self._maker_ix.get(maker)
+        if k is None:
+            k = self._maker_ix[maker] = len(self._makers)
+            self._makers.append(maker)
+        kinds, vals = self._to_columns()
+        kinds.append(k)
+        vals.append(g)
+        self._roles = None
+
+    def extend(self, items: Iterable[QTensor]) -> None:
+        if not isinstance(items, QList):
+            for q in items:
+                self.append(q)
+            return
+        if items._kinds is None:
+            self.extend(items._objs)
+            return
+        assert items._vals is not None
+        if not self and (self.home == items.home or not items._makers):
+            self._objs, self._makers = list(items._objs), list(items._makers)
+            self._maker_ix = dict(items._maker_ix)
+            self._kinds, self._vals = array("i", items._kinds), array("q", items._vals)
+            self._roles = None
+            return
+        for i, (k, v) in enumerate(zip(items._kinds, items._vals)):
+            if k < 0:
+                self.append(items._objs[v])
+            elif items.home == self.home:
+                self.replay(items._makers[k], v)
+            else:
+                self.append(items[i])
+
+    def __setitem__(self, i: slice, items: Iterable[QTensor]) -> None:
+        objs = list(self)
+        objs[i] = items
+        self._objs, self._kinds, self._vals = objs, None, None
+        self._makers, self._maker_ix, self._roles = [], {}, None
+
+    # --- reading
+
+    def __len__(self) -> int:
+        return len(self._objs) if self._kinds is None else len(self._kinds)
+
+    @overload
+    def __getitem__(self, i: int) -> QTensor: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> QList: ...
+
+    def __getitem__(self, i: int | slice) -> QTensor | QList:
+        kinds, vals = self._kinds, self._vals
+        if isinstance(i, slice):
+            out = QList()
+            out.home = self.home
+            if kinds is None or vals is None:
+                out._objs = self._objs[i]
+                return out
+            # the objects list is shared: a slice is read, not extended
+            out._objs, out._kinds, out._vals = self._objs, kinds[i], vals[i]
+            out._makers, out._maker_ix = list(self._makers), dict(self._maker_ix)
+            out._roles = self._roles[i] if self._roles is not None else None
+            return out
+        if kinds is None or vals is None:
+            return self._objs[i]
+        k, v = kinds[i], vals[i]
+        if k < 0:
+            return self._objs[v]
+        return self._makers[k].make(v, self.home,
+                                    self._roles[i] if self._roles is not None else None)
+
+    def __iter__(self) -> Iterator[QTensor]:
+        if self._kinds is None:
+            return iter(self._objs)
+        return map(self.__getitem__, range(len(self)))
+
+    def __contains__(self, value: object) -> bool:
+        return any(q == value for q in self)
+
+    def __reversed__(self) -> Iterator[QTensor]:
+        return map(self.__getitem__, reversed(range(len(self))))
+
+    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
+        return list(self).index(value, start, stop)
+
+    def count(self, value: Any) -> int:
+        return list(self).count(value)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (QList, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"QList({list(self)!r})"
+
+    # --- columns
+
+    @property
+    def columnar(self) -> bool:
+        """Some tensors are kept as a Replays and an int (not objects)."""
+        return self._kinds is not None
+
+    def units(self) -> list[tuple[QTensor, Sequence[int], Replays | None]]:
+        """The tensors in groups, in order of each group's first tensor:
+        every object alone, and the tensors of each Replays together, as
+        (the group's first tensor, the positions of its tensors, ascending,
+        its Replays or None)."""
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None:
+            return [(q, (i,), None) for i, q in enumerate(self._objs)]
+        n = len(kinds)
+        groups: dict[int, list[int]] = {}
+        if len(self._makers) <= 8:
+            # a C-level pass per Replays (a file holds a few of them)
+            present = sorted(set(kinds))
+            for k in present:
+                groups[k] = list(compress(range(n), map(k.__eq__, kinds)))
+        else:
+            for i, k in enumerate(kinds):
+                got = groups.get(k)
+                if got is None:
+                    groups[k] = [i]
+                else:
+                    got.append(i)
+        out: list[tuple[QTensor, Sequence[int], Replays | None]] = []
+        for k, idx in groups.items():
+            if k < 0:
+                out.extend((self._objs[vals[i]], (i,), None) for i in idx)
+            else:
+                out.append((self[idx[0]], idx, self._makers[k]))
+        out.sort(key=lambda u: u[1][0])
+        return out
+
+    def _by_maker(self, idx: Iterable[int]) -> dict[int, list[int]]:
+        assert self._kinds is not None
+        kinds = self._kinds
+        got: dict[int, list[int]] = {}
+        for i in idx:
+            k = kinds[i]
+            ix = got.get(k)
+            if ix is None:
+                got[k] = [i]
+            else:
+                ix.append(i)
+        return got
+
+    def _scatter(self, of: Callable[[Replays, list[int]], Iterable[Any]],
+                 obj: Callable[[QTensor], Any]) -> list[Any]:
+        """One value per tensor: ``obj(q)`` of each object, and ``of(maker,
+        vals)`` for the tensors each Replays makes, put back in order."""
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None:
+            return list(map(obj, self._objs))
+        out: list[Any] = [None] * len(kinds)
+        for k, idx in self._by_maker(range(len(kinds))).items():
+            got = (map(obj, map(self._objs.__getitem__, map(vals.__getitem__, idx))) if k < 0
+                   else of(self._makers[k], list(map(vals.__getitem__, idx))))
+            for i, x in zip(idx, got):
+                out[i] = x
+        return out
+
+    def names(self) -> list[str]:
+        """Each tensor's name, in order, without making the tensors."""
+        return self._scatter(lambda m, gs: m.names(gs), _NAME_OF)
+
+    def roles(self) -> list[str]:
+        """Each tensor's role, in order (computed once, kept until the
+        tensors change)."""
+        if self._roles is None:
+            self._roles = self._scatter(lambda m, gs: m.roles(gs), _ROLE_OF)
+        return self._roles
+
+    def declared(self) -> dict[str, Any] | None:
+        """The first tensor's non-empty declared quantisation, in order, or None."""
+        kinds = self._kinds
+        if kinds is None:
+            return next((q.declared for q in self._objs if q.declared), None)
+        for q, _idx, _maker in self.units():
+            if q.declared:
+                return q.declared
+        return None
+
+    def size_mismatches(self, idx: Sequence[int], sizes: list[int]) -> list[int]:
+        """The positions among ``idx`` (ascending) whose stored planes (or
+        payload) do not have the lengths ``sizes`` (per plane) require:
+        a QTensor with planes whose ``plane_bytes`` differ, or with a
+        payload whose length is not their sum."""
+        total = sum(sizes)
+
+        def wrong(q: QTensor) -> bool:
+            if q.planes is not None:
+                return plane_bytes(q.planes) != sizes
+            return q.payload is not None and q.payload.length != total
+
+        if self._kinds is None or self._vals is None:
+            objs, bad = self._objs, []
+            for i in idx:  # as wrong(), inline: a GGUF's 100k tensors are objects
+                q = objs[i]
+                planes = q.planes
+                if planes is not None:
+                    if plane_bytes(planes) != sizes:
+                        bad.append(i)
+                elif q.payload is not None and q.payload.length != total:
+                    bad.append(i)
+            return bad
+        vals = self._vals
+        out: list[int] = []
+        for k, ix in self._by_maker(idx).items():
+            if k < 0:
+                out.extend(i for i in ix if wrong(self._objs[vals[i]]))
+            else:
+                gs = list(map(vals.__getitem__, ix))
+                out.extend(map(ix.__getitem__, self._makers[k].size_mismatches(gs, sizes)))
+        out.sort()
+        return out
+
+    def entries(self) -> Iterator[tuple[QTensor | None, Replays | None, int]]:
+        """(the object, None, 0) or (None, its Replays, its int) per tensor."""
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None:
+            return ((q, None, 0) for q in self._objs)
+        objs, makers = self._objs, self._makers
+        return ((objs[v], None, 0) if k < 0 else (None, makers[k], v)
+                for k, v in zip(kinds, vals))
+
+
+Sequence.register(QList)
+_NAME_OF: Callable[[QTensor], str] = attrgetter("name")
+_ROLE_OF: Callable[[QTensor], str] = attrgetter("role")
+
+
 @dataclass
 class Artifact:
     """One scanned file (or manifest) and everything read from it."""
@@ -362,7 +674,7 @@ class Artifact:
     format: Format
     size: int = 0
     tensors: Sequence[StoredTensor] = field(default_factory=list)
-    quantized: list[QTensor] = field(default_factory=list)
+    quantized: QList = field(default_factory=QList)
     unquantized: dict[str, int] = field(default_factory=dict)  # dtype -> count
     metadata: dict[str, Any] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
@@ -380,6 +692,12 @@ class Artifact:
     # (device, inode, size, mtime) of the local file its header was read from:
     # --deep refuses to read a different file under the same name
     identity: tuple[int, int, int, int] | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # ``quantized`` is always a QList, however it is given
+        if name == "quantized" and not isinstance(value, QList):
+            value = QList(value)
+        object.__setattr__(self, name, value)
 
     def tensor_names(self) -> Sequence[str]:
         """The stored tensors' names (columns: no records are built)."""

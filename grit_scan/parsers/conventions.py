@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from math import prod
-from operator import sub
+from operator import add, mul, ne, sub
 from typing import overload
 
 from ..artifact import (
@@ -26,6 +26,7 @@ from ..artifact import (
     IssueCode,
     PlaneRef,
     PlaneSeq,
+    QList,
     QTensor,
     Source,
     StoredTensor,
@@ -198,7 +199,7 @@ class Ctx:
     cols: Columns
     declared: Declared | None
     role: Callable[[str], str]
-    out: list[QTensor]
+    out: QList
     used: bytearray  # 1 at the position of every tensor a convention consumed
     # the module being looked at: its parts' records and positions, by name
     tensors: dict[str, StoredTensor] = field(default_factory=dict)
@@ -206,6 +207,8 @@ class Ctx:
     # one int object per distinct byte length among the planes referenced
     # (a model repeats a handful): memory per quantised tensor, issue 15
     lengths: dict[int, int] = field(default_factory=dict)
+    # the PlanReplays of each plan replayed, by the plan's id
+    makers: dict[int, PlanReplays] = field(default_factory=dict)
 
     def look_at(self, sufs: tuple[str, ...], gs: tuple[int, ...]) -> dict[str, str]:
         """Make the module whose parts are ``sufs`` at positions ``gs`` the
@@ -236,7 +239,7 @@ UNUSED = bytes.maketrans(b"\x00\x01", b"\x01\x00")  # a used mask -> its unused 
 
 
 def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | None,
-          role: Callable[[str], str]) -> list[QTensor]:
+          role: Callable[[str], str]) -> QList:
     """QTensors for every recognised convention; marks consumed tensors in
     ``used`` (one byte per column position, 1 for the tensors a GRIT header
     already describes) and counts the unquantised remainder on ``art``.
@@ -248,14 +251,14 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             # nothing here can be quantised: no convention uses only float dtypes
             for dt, n in counts.items():
                 art.unquantized[dt] = art.unquantized.get(dt, 0) + n
-            return []
+            return QList()
         at: Iterable[int] = range(len(cols))
         names: Sequence[str] = cols.names
     else:
         unused = used.translate(UNUSED)
         at, names = compress(range(len(cols)), unused), list(compress(cols.names, unused))
     modules = _group(names, at)
-    ctx = Ctx(art, cols, declared, role, [], used)
+    ctx = Ctx(art, cols, declared, role, QList(), used)
     plans: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, ...], ...]],
                 _Plan | None] = {}
     dtype_at, shape_at = cols.dtypes.__getitem__, cols.shapes.__getitem__
@@ -344,20 +347,92 @@ class _Plan:
     notes: tuple[str, ...]
 
     def apply(self, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
-        q = QTensor(ctx.cols.names[gs[self.part]] if self.part >= 0 else mod + self.tail,
-                    ctx.role(mod), self.shape, self.source, self.desc, self.grade,
-                    self.convention, self.reason, notes=self.notes, declared=ctx.declared)
-        if self.planes is not None:
-            if gs[-1] - gs[0] == len(gs) - 1:
-                # the parts one after the other (a header lists a module's
-                # tensors together): part k is at gs[0] + k
-                q.planes = PlanPlanes(ctx.cols.where, self.planes, gs[0])
-            else:
+        if gs[-1] - gs[0] == len(gs) - 1:
+            # the parts one after the other (a header lists a module's
+            # tensors together): part k is at gs[0] + k, and the QTensor is
+            # kept as gs[0], made when asked for (artifact.QList)
+            maker = ctx.makers.get(id(self))
+            if maker is None:
+                maker = ctx.makers[id(self)] = PlanReplays(
+                    self, ctx.cols.where, ctx.role, ctx.declared,
+                    len(ctx.cols.names[gs[0]]) - len(mod))
+            ctx.out.replay(maker, gs[0])
+        else:
+            q = QTensor(ctx.cols.names[gs[self.part]] if self.part >= 0 else mod + self.tail,
+                        ctx.role(mod), self.shape, self.source, self.desc, self.grade,
+                        self.convention, self.reason, notes=self.notes, declared=ctx.declared)
+            if self.planes is not None:
                 ref = ctx.ref_at
                 q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
-        ctx.out.append(q)
+            ctx.out.append(q)
         for k in self.used:
             ctx.used[gs[k]] = 1
+
+
+class PlanReplays:
+    """The QTensors one ``_Plan`` is replayed into, each made from the
+    position of its module's first part (artifact.Replays): a module is two
+    array entries until something asks for its QTensor (issue 15: time and
+    memory per quantised tensor).  ``cut`` is the length of the first
+    part's suffix, which the plan's signature fixes: the module's name is
+    that part's name without it."""
+
+    __slots__ = ("plan", "where", "role", "declared", "cut")
+
+    def __init__(self, plan: _Plan, where: Where, role: Callable[[str], str],
+                 declared: Declared | None, cut: int) -> None:
+        self.plan, self.where, self.role, self.declared, self.cut = (plan, where, role,
+                                                                     declared, cut)
+
+    def _module(self, g: int) -> str:
+        name = self.where.names[g]
+        return name[:len(name) - self.cut]
+
+    def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
+        p = self.plan
+        mod = self._module(g)
+        q = QTensor(self.where.names[g + p.part] if p.part >= 0 else mod + p.tail,
+                    self.role(mod) if role is None else role, p.shape, p.source, p.desc,
+                    p.grade, p.convention, p.reason, notes=p.notes, declared=self.declared)
+        if p.planes is not None:
+            planes = PlanPlanes(self.where, p.planes, g)
+            planes.home = home
+            q.planes = planes
+        return q
+
+    def names(self, gs: Sequence[int]) -> Iterable[str]:
+        p = self.plan
+        if p.part >= 0:
+            return map(self.where.names.__getitem__, map(add, gs, repeat(p.part)))
+        return [m + p.tail for m in map(self._module, gs)]
+
+    def roles(self, gs: Sequence[int]) -> Iterable[str]:
+        return map(self.role, map(self._module, gs))
+
+    def data_position(self, g: int) -> int | None:
+        form = self.plan.planes
+        p = form[0] if form else None
+        if p is None or not self.where.names[g + p[0]]:
+            return None
+        return g + p[0]
+
+    def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
+        form = self.plan.planes
+        every = range(len(gs))
+        if form is None or len(form) != len(sizes):
+            return every
+        av = self.where.available
+        bad: set[int] = set()
+        for p, want in zip(form, sizes):
+            if p is None:
+                if want != 0:
+                    return every
+                continue
+            got: Iterable[int] = map(av.__getitem__, map(add, gs, repeat(p[0])))
+            if p[1] != 1:
+                got = map(mul, got, repeat(p[1]))
+            bad.update(compress(every, map(ne, got, repeat(want))))
+        return sorted(bad)
 
 
 _UNSEEN = _Plan(-1, "", None, (), (), Source.NONE, None, None, None, None, ())
@@ -391,7 +466,7 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
     plan = _Plan(part, tail, tuple(planes) if planes is not None else None, used, q.shape,
                  q.source, q.desc, q.grade, q.convention, q.reason, tuple(q.notes))
     # the same QTensor again from the plan, field by field, else no plan
-    probe = Ctx(ctx.art, ctx.cols, ctx.declared, ctx.role, [], bytearray(len(ctx.used)))
+    probe = Ctx(ctx.art, ctx.cols, ctx.declared, ctx.role, QList(), bytearray(len(ctx.used)))
     plan.apply(probe, mod, gs)
     again = probe.out[0]
     if (again != q or tuple(k for k, g in enumerate(gs) if probe.used[g]) != used

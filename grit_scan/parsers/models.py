@@ -127,8 +127,18 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
     by_path = {a.abs_path: a for a in members}
     sink = Artifact(path=members[0].path, abs_path="", format=Format.SAFETENSORS)
     qs = conventions.infer(sink, cols, used, declared, role)
-    for q in qs:
-        home = by_path[_home(q, cols) or members[0].abs_path]
+    for a in members:
+        a.quantized.home = a.abs_path  # a replayed tensor's planes there need no file
+    first = members[0].abs_path
+    for q, maker, made_from in qs.entries():
+        if q is None:
+            assert maker is not None
+            at = maker.data_position(made_from)
+            if at is not None:  # as _home: the file holding its data plane
+                by_path[cols.file(at) or first].quantized.replay(maker, made_from)
+                continue
+            q = maker.make(made_from, None)
+        home = by_path[_home(q, cols) or first]
         _localise(q, home.abs_path)
         home.quantized.append(q)
     for iss, g in zip(sink.issues, _positions(sink.issues, cols)):

@@ -11,7 +11,7 @@ from operator import attrgetter, ne, sub
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..artifact import Artifact, Format, IssueCode, QTensor, Source
+from ..artifact import Artifact, Format, IssueCode, QList, QTensor, Source
 from ..rules.finding import Finding, Severity
 from ..rules.support import declared_mix
 
@@ -75,27 +75,41 @@ class _TensorText:
         self.memo: dict[tuple[Any, ...], str] = {}
         self.held: list[tuple[object, ...]] = []
 
+    def tail(self, k: tuple[Any, ...], nl: str) -> str:
+        """The record's text after its role, for one ``_TAIL_OF`` key."""
+        grade, desc, shape, source, convention, reason = k
+        key = (id(grade), id(desc), shape, id(source), convention, reason, nl)
+        tail = self.memo.get(key)
+        if tail is None:
+            tail = self.memo[key] = _tensor_tail(grade, desc, tuple(shape), source,
+                                                 convention, reason, nl)[1:]
+            self.held.append((grade, desc, source))
+        return tail
+
     def __call__(self, qs: Sequence[QTensor], nl: str, sep: str) -> Iterable[str]:
-        keys = list(map(_TAIL_OF, qs))
-        starts, runs = _runs(keys)
-        tails = []
-        for k in map(keys.__getitem__, starts):
-            grade, desc, shape, source, convention, reason = k
-            key = (id(grade), id(desc), shape, id(source), convention, reason, nl)
-            tail = self.memo.get(key)
-            if tail is None:
-                tail = self.memo[key] = _tensor_tail(grade, desc, tuple(shape), source,
-                                                     convention, reason, nl)[1:]
-                self.held.append((grade, desc, source))
-            tails.append(tail)
         inner = nl + "  "
+        if isinstance(qs, QList) and qs.columnar:
+            # from the columns (artifact.QList): a tail per group of tensors,
+            # names and roles without making the tensors
+            names, roles = qs.names(), qs.roles()
+            per: list[str] = [""] * len(qs)
+            for rep, idx, _maker in qs.units():
+                t = self.tail(_TAIL_OF(rep), nl)
+                for i in idx:
+                    per[i] = t
+            tails: Iterable[str] = per
+        else:
+            keys = list(map(_TAIL_OF, qs))
+            starts, runs = _runs(keys)
+            tails = chain.from_iterable(map(repeat, [self.tail(keys[i], nl) for i in starts],
+                                            runs))
+            names, roles = list(map(_NAME, qs)), list(map(_ROLE, qs))
         # each record: "{" + inner + '"name": ' + name + "," + inner + '"role": ' + role
         # + "," + tail, the first without a separator before it
         return chain.from_iterable(zip(
             chain(("",), repeat(sep)), repeat("{" + inner + '"name": '),
-            map(_string, map(_NAME, qs)), repeat("," + inner + '"role": '),
-            map(_string, map(_ROLE, qs)), repeat(","),
-            chain.from_iterable(map(repeat, tails, runs))))
+            map(_string, names), repeat("," + inner + '"role": '),
+            map(_string, roles), repeat(","), tails))
 
 
 def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
@@ -125,8 +139,14 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     # (grade object, source object, convention), then named (issue 15); the
     # names are a function of the values, and first-seen order is kept, so
     # ties sort as before
-    keys = list(map(_SUMMARY_OF, a.quantized))
-    starts, runs = _runs(keys)
+    qs = a.quantized
+    if qs.columnar:  # a group per Replays and object, in order of their first tensor
+        units = qs.units()
+        keys = [_SUMMARY_OF(u[0]) for u in units]
+        starts, runs = list(range(len(units))), iter([len(u[1]) for u in units])
+    else:
+        keys = list(map(_SUMMARY_OF, qs))
+        starts, runs = _runs(keys)
     counts: dict[tuple[int, int, str | None], int] = {}
     grade_of: dict[int, Grade | None] = {}
     source_of: dict[int, Source] = {}

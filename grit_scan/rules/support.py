@@ -16,7 +16,8 @@ import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
-from typing import TypeVar
+from itertools import chain
+from typing import Any, TypeVar
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, Source
 from .finding import Finding
@@ -72,6 +73,24 @@ _FEW = 8  # kins compared one by one; past that, looked up by key
 
 
 def _kins(art: Artifact) -> list[Kin]:
+    qs = art.quantized
+    if qs.columnar:
+        # a group per Replays (artifact.QList) and per object, merged by key
+        # in order of their first tensor: no tensor is made but each kin's first
+        merged: dict[tuple[object, ...], tuple[QTensor, list[Sequence[int]]]] = {}
+        for rep, idx, _maker in qs.units():
+            key = _kin_key(rep)
+            got = merged.get(key)
+            if got is None:
+                merged[key] = (rep, [idx])
+            else:
+                got[1].append(idx)
+        return [Kin(rep, parts[0] if len(parts) == 1 else sorted(chain.from_iterable(parts)))
+                for rep, parts in merged.values()]
+    return _object_kins(art)
+
+
+def _object_kins(art: Artifact) -> list[Kin]:
     # Descriptors, grades, sources and layouts are shared objects, compared by
     # identity (a descriptor's or an enum's hash is a Python call, a layouts
     # mapping is not hashable); a shape, a convention and a reason by value.
@@ -167,6 +186,22 @@ def family(role: str) -> str:
     """A role with its layer index dropped: ``blk.3.attn_q.weight`` ->
     ``blk.*.attn_q.weight``."""
     return re.sub(_LAYER, "*", role)
+
+
+def families(roles: Sequence[str]) -> list[str]:
+    """``family`` of each of ``roles``, in one substitution over their
+    lines (issue 15: a per-tensor call was a tenth of an FP8 tree's rules),
+    or one at a time when a role holds a line break."""
+    text = "\n".join(roles)
+    if text.count("\n") != max(len(roles) - 1, 0):
+        return list(map(family, roles))
+    # ``^`` of each line, as of each role
+    return re.sub(_LAYER.replace("^", "(?m:^)"), "*", text).split("\n") if roles else []
+
+
+def first_declared(a: Artifact) -> dict[str, Any] | None:
+    """The declared quantisation of the artifact's first tensor that has one."""
+    return a.quantized.declared()
 
 
 def per_channel(q: QTensor) -> bool:
@@ -269,7 +304,7 @@ def quant_label(members: Sequence[Artifact]) -> str:
         if mix:
             return mix
     for a in members:
-        dec = next((q.declared for q in a.quantized if q.declared), None)
+        dec = first_declared(a)
         if dec:
             for key in ("quant_algo", "format", "method"):
                 v = dec.get(key)

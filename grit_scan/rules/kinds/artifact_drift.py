@@ -11,7 +11,7 @@ from ...artifact import ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import declared_mix, family, kins
+from ..support import declared_mix, families, kins
 from .role_drift import described, role_drift
 
 RULE = Rule(
@@ -46,9 +46,9 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         fams: dict[str, set[str]] = {kin.identity: set() for kin in ks}
         if len(fams) < 2:
             continue
-        qs = art.quantized
+        roles = art.quantized.roles()
         for kin in ks:  # in order of their first tensor, as a per-tensor loop meets them
-            fams[kin.identity].update(family(qs[i].role) for i in kin.idx)
+            fams[kin.identity].update(families(list(map(roles.__getitem__, kin.idx))))
         detail = {k: sorted(v)[:10] for k, v in fams.items()}
         msg = (f"{len(fams)} grades in one file: " + "; ".join(
             f"{k} for {len(v)} role(s)" for k, v in sorted(fams.items())))

@@ -147,15 +147,7 @@ def _suspects(art: Artifact) -> list[int]:
         if sizes is None:  # a finding for every tensor of the kin
             out.extend(kin.idx)
             continue
-        total = sum(sizes)
-        for i in kin.idx:
-            t = qs[i]
-            planes = t.planes
-            if planes is not None:
-                if plane_bytes(planes) != sizes:
-                    out.append(i)
-            elif t.payload is not None and t.payload.length != total:
-                out.append(i)
+        out.extend(qs.size_mismatches(kin.idx, sizes))
     if len(out) > 1:
         out.sort()
     return out

@@ -10,6 +10,7 @@ from ...names import applies, split_name
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+from ..support import first_declared
 
 RULE = Rule(
     code="GRIT308",
@@ -40,7 +41,7 @@ _NEVER = r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)"
 def check_file(a: Artifact) -> list[Finding]:
     if a.format is not Format.SAFETENSORS or not a.quantized:
         return []
-    dec = next((q.declared for q in a.quantized if q.declared), None)
+    dec = first_declared(a)
     if not dec:
         return []
     never, linear = re.compile(_NEVER), re.compile(_LINEAR)
@@ -55,7 +56,7 @@ def check_file(a: Artifact) -> list[Finding]:
         if suf != ".weight":
             continue
         if quantised_mods is None:
-            quantised_mods = {split_name(q.name)[0] for q in a.quantized}
+            quantised_mods = {split_name(n)[0] for n in a.quantized.names()}
         if mod in quantised_mods or never.search(name) or not linear.search(mod):
             continue
         if applies(dec, mod):

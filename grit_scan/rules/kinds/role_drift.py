@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from ...artifact import Artifact, QTensor, ScanInput
+from ...artifact import Artifact, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule, memoised
-from ..support import Kin, checkpoint_key, declared_mix, family, kins, per_tensor
+from ..support import Kin, checkpoint_key, declared_mix, families, kins, per_tensor
 
 RULE = Rule(
     code="GRIT202",
@@ -50,13 +50,13 @@ class _Seen:
 
     __slots__ = ("count", "first", "names")
 
-    def __init__(self, a: Artifact, q: QTensor) -> None:
-        self.count, self.first, self.names = 1, a, [q.name]
+    def __init__(self, a: Artifact, name: str) -> None:
+        self.count, self.first, self.names = 1, a, [name]
 
-    def add(self, q: QTensor) -> None:
+    def add(self, name: str) -> None:
         self.count += 1
         if len(self.names) < 5:
-            self.names.append(q.name)
+            self.names.append(name)
 
 
 def role_drift(arts: Sequence[Artifact]) -> list[Finding]:
@@ -89,15 +89,18 @@ def _role_drift(arts: Sequence[Artifact]) -> list[Finding]:
             continue  # one identity in the checkpoint: no family carries two (issue 15)
         for a in members:
             fmt = a.format.value
-            for q, ident in zip(a.quantized, per_tensor(a, _identity)):
+            # from the columns: no tensor is made (artifact.QList, issue 15)
+            qs = a.quantized
+            for name, fa, ident in zip(qs.names(), families(qs.roles()),
+                                       per_tensor(a, _identity)):
                 if ident is None:
                     continue
-                ids = fam.setdefault((fmt, family(q.role)), {})
+                ids = fam.setdefault((fmt, fa), {})
                 seen = ids.get(ident)
                 if seen is None:
-                    ids[ident] = _Seen(a, q)
+                    ids[ident] = _Seen(a, name)
                 else:
-                    seen.add(q)
+                    seen.add(name)
         for (_fmt, f), ids in sorted(fam.items()):
             if len(ids) < 2:
                 continue
