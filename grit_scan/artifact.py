@@ -379,6 +379,11 @@ class Replays(Protocol):
         of ``make(g)`` (which names it), or None."""
         ...
 
+    def data_part(self) -> int | None:
+        """``data_position(g) - g`` when the data plane's tensor has a name
+        (None: no data plane)."""
+        ...
+
     def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
         """The indexes k into ``gs`` where ``plane_bytes(make(gs[k]).planes)``
         is not ``sizes`` (all of them when there are no planes)."""
@@ -403,7 +408,8 @@ class QList(_QListBase):
     is ``_objs[_vals[i]]``, else the index in ``_makers`` of the Replays
     that makes tensor ``i`` from ``_vals[i]``."""
 
-    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_maker_ix", "home", "_roles")
+    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_maker_ix", "home", "_roles",
+                 "_grouped")
 
     def __init__(self, items: Iterable[QTensor] = ()) -> None:
         self._objs: list[QTensor] = list(items)
@@ -414,6 +420,7 @@ class QList(_QListBase):
         # the file of the artifact holding these tensors, for ``Replays.make``
         self.home: str | None = None
         self._roles: list[str] | None = None
+        self._grouped: dict[int, list[int]] | None = None
 
     # --- building
 
@@ -424,7 +431,7 @@ class QList(_QListBase):
         return self._kinds, self._vals
 
     def append(self, q: QTensor) -> None:
-        self._roles = None
+        self._roles = self._grouped = None
         if self._kinds is not None and self._vals is not None:
             self._kinds.append(-1)
             self._vals.append(len(self._objs))
@@ -436,10 +443,46 @@ class QList(_QListBase):
         if k is None:
             k = self._maker_ix[maker] = len(self._makers)
             self._makers.append(maker)
-        kinds, vals = self._to_columns()
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None:
+            kinds, vals = self._to_columns()
         kinds.append(k)
         vals.append(g)
-        self._roles = None
+        self._roles = self._grouped = None
+
+    def pop(self) -> QTensor:
+        """Take the last tensor out."""
+        q = self[-1]
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None:
+            self._objs.pop()
+        else:
+            if kinds.pop() < 0:
+                self._objs.pop()  # objects are in the order they are listed
+            vals.pop()
+        self._roles = self._grouped = None
+        return q
+
+    def add_replays(self, makers: Sequence[Replays], kinds: Iterable[int],
+                    vals: Iterable[int]) -> None:
+        """Add the tensor ``makers[k]`` makes from ``g`` for each (k, g) of
+        ``kinds`` and ``vals``."""
+        if not self:
+            self._objs, self._makers = [], list(makers)
+            self._maker_ix = {m: k for k, m in enumerate(self._makers)}
+            self._kinds, self._vals = array("i", kinds), array("q", vals)
+            self._roles = self._grouped = None
+            return
+        for k, g in zip(kinds, vals):
+            self.replay(makers[k], g)
+
+    def columns(self) -> tuple[Sequence[int], Sequence[int], Sequence[Replays]] | None:
+        """(kinds, vals, makers) when every tensor is a Replays' (else None):
+        tensor i is ``makers[kinds[i]]``'s from ``vals[i]``."""
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None or -1 in kinds:
+            return None
+        return kinds, vals, self._makers
 
     def extend(self, items: Iterable[QTensor]) -> None:
         if not isinstance(items, QList):
@@ -454,7 +497,7 @@ class QList(_QListBase):
             self._objs, self._makers = list(items._objs), list(items._makers)
             self._maker_ix = dict(items._maker_ix)
             self._kinds, self._vals = array("i", items._kinds), array("q", items._vals)
-            self._roles = None
+            self._roles = self._grouped = None
             return
         for i, (k, v) in enumerate(zip(items._kinds, items._vals)):
             if k < 0:
@@ -468,7 +511,7 @@ class QList(_QListBase):
         objs = list(self)
         objs[i] = items
         self._objs, self._kinds, self._vals = objs, None, None
-        self._makers, self._maker_ix, self._roles = [], {}, None
+        self._makers, self._maker_ix, self._roles, self._grouped = [], {}, None, None
 
     # --- reading
 
@@ -544,28 +587,35 @@ class QList(_QListBase):
         kinds, vals = self._kinds, self._vals
         if kinds is None or vals is None:
             return [(q, (i,), None) for i, q in enumerate(self._objs)]
-        n = len(kinds)
-        groups: dict[int, list[int]] = {}
-        if len(self._makers) <= 8:
-            # a C-level pass per Replays (a file holds a few of them)
-            present = sorted(set(kinds))
-            for k in present:
-                groups[k] = list(compress(range(n), map(k.__eq__, kinds)))
-        else:
-            for i, k in enumerate(kinds):
-                got = groups.get(k)
-                if got is None:
-                    groups[k] = [i]
-                else:
-                    got.append(i)
         out: list[tuple[QTensor, Sequence[int], Replays | None]] = []
-        for k, idx in groups.items():
+        for k, idx in self._groups().items():
             if k < 0:
                 out.extend((self._objs[vals[i]], (i,), None) for i in idx)
             else:
                 out.append((self[idx[0]], idx, self._makers[k]))
         out.sort(key=lambda u: u[1][0])
         return out
+
+    def _groups(self) -> dict[int, list[int]]:
+        """The positions of the tensors each Replays makes, by its index
+        (-1: the objects), ascending; kept until the tensors change."""
+        if self._grouped is not None:
+            return self._grouped
+        kinds = self._kinds
+        assert kinds is not None
+        n = len(kinds)
+        groups: dict[int, list[int]] = {}
+        present = set(kinds)
+        if len(present) == 1:
+            groups[kinds[0]] = list(range(n))
+        elif len(present) <= 8:
+            # a C-level pass per Replays (a file holds a few of them)
+            for k in sorted(present):
+                groups[k] = list(compress(range(n), map(k.__eq__, kinds)))
+        else:
+            groups = self._by_maker(range(n))
+        self._grouped = groups
+        return groups
 
     def _by_maker(self, idx: Iterable[int]) -> dict[int, list[int]]:
         assert self._kinds is not None
@@ -587,10 +637,13 @@ class QList(_QListBase):
         kinds, vals = self._kinds, self._vals
         if kinds is None or vals is None:
             return list(map(obj, self._objs))
+        groups = self._groups()
         out: list[Any] = [None] * len(kinds)
-        for k, idx in self._by_maker(range(len(kinds))).items():
+        for k, idx in groups.items():
             got = (map(obj, map(self._objs.__getitem__, map(vals.__getitem__, idx))) if k < 0
                    else of(self._makers[k], list(map(vals.__getitem__, idx))))
+            if len(groups) == 1:
+                return list(got)
             for i, x in zip(idx, got):
                 out[i] = x
         return out
@@ -598,6 +651,15 @@ class QList(_QListBase):
     def names(self) -> list[str]:
         """Each tensor's name, in order, without making the tensors."""
         return self._scatter(lambda m, gs: m.names(gs), _NAME_OF)
+
+    def names_at(self, idx: Iterable[int]) -> list[str]:
+        """The names of the tensors at positions ``idx`` (a few), without
+        making the tensors."""
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None:
+            return [self._objs[i].name for i in idx]
+        return [self._objs[vals[i]].name if kinds[i] < 0
+                else next(iter(self._makers[kinds[i]].names((vals[i],)))) for i in idx]
 
     def roles(self) -> list[str]:
         """Each tensor's role, in order (computed once, kept until the

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
 from math import prod
-from operator import add, mul, ne, sub
+from operator import add, getitem, mul, ne, sub
 from typing import overload
 
 from ..artifact import (
@@ -77,6 +77,11 @@ class Where:
             ends = list(starts[1:]) + [len(names)]
             runs = chain.from_iterable(map(repeat, range(len(ends)), map(sub, ends, starts)))
             self._run = array("H" if len(ends) <= 0xFFFF else "q", runs)
+
+    def file_numbers(self) -> tuple[Sequence[int] | None, list[str | None]]:
+        """(the number of the file holding each position, or None when
+        there is one file; the files by number)."""
+        return self._run, self._files
 
     def file(self, g: int) -> str | None:
         """The file holding the tensor at position ``g``."""
@@ -279,7 +284,12 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
         if plan is _UNSEEN:
             n_out, n_issues = len(ctx.out), len(art.issues)
             _module(ctx, mod, ctx.look_at(sufs, gs))
-            plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
+            plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
+            if plan is not None:
+                # the plan gives this module's QTensor too (_learn checked
+                # it): kept as the plan's, like the modules after it
+                ctx.out.pop()
+                plan.apply(ctx, mod, gs)
         elif plan is None:
             _module(ctx, mod, ctx.look_at(sufs, gs))
         else:
@@ -400,14 +410,27 @@ class PlanReplays:
             q.planes = planes
         return q
 
+    def _modules(self, gs: Sequence[int]) -> Iterable[str]:
+        names: Iterable[str] = map(self.where.names.__getitem__, gs)
+        return map(getitem, names, repeat(slice(None, -self.cut))) if self.cut else names
+
     def names(self, gs: Sequence[int]) -> Iterable[str]:
         p = self.plan
         if p.part >= 0:
             return map(self.where.names.__getitem__, map(add, gs, repeat(p.part)))
-        return [m + p.tail for m in map(self._module, gs)]
+        return map(add, self._modules(gs), repeat(p.tail))
 
     def roles(self, gs: Sequence[int]) -> Iterable[str]:
-        return map(self.role, map(self._module, gs))
+        many = getattr(self.role, "many", None)  # roles.RoleMap: many at once
+        if many is not None:
+            got: list[str] = many(list(self._modules(gs)))
+            return got
+        return map(self.role, self._modules(gs))
+
+    def data_part(self) -> int | None:
+        form = self.plan.planes
+        p = form[0] if form else None
+        return None if p is None else p[0]
 
     def data_position(self, g: int) -> int | None:
         form = self.plan.planes

@@ -15,8 +15,10 @@ therefore never depends on config.json's ``num_hidden_layers``, which a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import compress, repeat
+from operator import add, is_, itemgetter, methodcaller, or_
 
 from . import budgets
 
@@ -41,89 +43,154 @@ def _name_map(arch_name: str, n_layers: int = budgets.NAME_MAP_LAYERS.value) -> 
         return None
 
 
-def role_function(model_type: str | None, n_layers: int | None) -> Callable[[str], str]:
+def role_function(model_type: str | None, n_layers: int | None) -> RoleMap:
     """A module/tensor name -> role mapper for one checkpoint (``n_layers``
     is accepted for callers but never sizes the map).  gguf's map is built
     when the first name is mapped: a model with nothing quantised never
     asks, and never imports gguf (issue 15)."""
-    mapper: list[Callable[[str], str | None] | None] = []
+    return RoleMap(model_type)
 
-    def role(module: str) -> str:
+
+class RoleMap:
+    """``role(module)``, and ``role.many(modules)`` for many at once."""
+
+    __slots__ = ("model_type", "_ready", "_mapped")
+
+    def __init__(self, model_type: str | None) -> None:
+        self.model_type = model_type
+        self._ready = False
+        self._mapped: _Mapped | None = None
+
+    def _mapper(self) -> _Mapped | None:
+        if not self._ready:
+            tmap = _name_map(self.model_type) if self.model_type else None
+            self._mapped = _Mapped(tmap) if tmap is not None else None
+            self._ready = True
+        return self._mapped
+
+    def __call__(self, module: str) -> str:
         base = module
         if base.endswith(".weight"):
             base = base[:-7]
         if base.endswith(".bias"):
             base = base[:-5]
-        if not mapper:
-            tmap = _name_map(model_type) if model_type else None
-            mapper.append(_mapper(tmap) if tmap is not None else None)
-        mapped_role = mapper[0]
+        mapped_role = self._mapper()
         if mapped_role is not None:
             mapped = mapped_role(base)
             if mapped is not None:
                 return mapped
         return base + ".weight"
 
-    return role
+    def many(self, modules: Sequence[str]) -> list[str]:
+        """``list(map(self, modules))``, with the usual names (one layer
+        number, no ``.weight`` or ``.bias`` to drop) mapped by C-level maps
+        (issue 15: one role per quantised module of a 400k-tensor tree)."""
+        mapped = self._mapper()
+        if mapped is None or any(map(methodcaller("endswith", (".weight", ".bias")), modules)):
+            return list(map(self, modules))
+        got = mapped.many(modules)
+        if None in got:
+            return [g if g is not None else m + ".weight" for g, m in zip(got, modules)]
+        return got  # type: ignore[return-value]  # no None in it
 
 
-def _mapper(tmap: object) -> Callable[[str], str | None]:
+class _Mapped:
     """Module base name -> its role (the gguf tensor name + ".weight")
     through ``tmap`` (a gguf TensorNameMap for layer 0), or None.  Called
     once per quantised module (issue 15: a 400k-tensor tree), so the usual
     path is a dict lookup, one regex search and a memoised lookup."""
 
-    def lookup(base: str) -> str | None:
-        try:
-            got = tmap.get_name(base)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001
-            return None
-        return got if isinstance(got, str) and got else None
+    __slots__ = ("lookup", "known", "number", "around_zero")
 
-    # gguf's TensorNameMap.get_name(key) is mapping.get(key)[1]: read the
-    # dict directly where it is one
-    table = getattr(tmap, "mapping", None)
-    if isinstance(table, dict):
-        get = table.get
-
-        def lookup_fast(base: str) -> str | None:
-            got = get(base)
-            if got is None:
+    def __init__(self, tmap: object) -> None:
+        def lookup(base: str) -> str | None:
+            try:
+                got = tmap.get_name(base)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001
                 return None
-            name = got[1] if isinstance(got, tuple) and len(got) == 2 else None
-            return name if isinstance(name, str) and name else None
-    else:
-        lookup_fast = lookup
+            return got if isinstance(got, str) and got else None
 
-    # Every layer's names map through the same layer-0 name: memoised, so a
-    # 400k-tensor tree asks gguf's map once per distinct layer-0 name, as
-    # (text before, text after) the layer number in the role.
-    @lru_cache(maxsize=4096)
-    def around_zero(zeroed: str) -> tuple[str, str] | None:
-        hit = lookup_fast(zeroed)
-        if hit is None or ".0." not in f".{hit}.":
-            return None
-        parts = hit.split(".")
-        k = parts.index("0")
-        return ".".join(parts[:k] + [""]), ".".join([""] + parts[k + 1:]) + ".weight"
+        # gguf's TensorNameMap.get_name(key) is mapping.get(key)[1]: read the
+        # dict directly where it is one
+        table = getattr(tmap, "mapping", None)
+        if isinstance(table, dict):
+            get = table.get
 
-    known = table.__contains__ if isinstance(table, dict) else None
-    number = re.compile(_NUMBER)
+            def lookup_fast(base: str) -> str | None:
+                got = get(base)
+                if got is None:
+                    return None
+                name = got[1] if isinstance(got, tuple) and len(got) == 2 else None
+                return name if isinstance(name, str) and name else None
+        else:
+            lookup_fast = lookup
 
-    def mapped_role(base: str) -> str | None:
-        if known is None or known(base):
-            hit = lookup_fast(base)
+        # Every layer's names map through the same layer-0 name: memoised, so a
+        # 400k-tensor tree asks gguf's map once per distinct layer-0 name, as
+        # (text before, text after) the layer number in the role.
+        @lru_cache(maxsize=4096)
+        def around_zero(zeroed: str) -> tuple[str, str] | None:
+            hit = lookup_fast(zeroed)
+            if hit is None or ".0." not in f".{hit}.":
+                return None
+            parts = hit.split(".")
+            k = parts.index("0")
+            return ".".join(parts[:k] + [""]), ".".join([""] + parts[k + 1:]) + ".weight"
+
+        self.lookup = lookup_fast
+        self.known: Callable[[str], bool] | None = (
+            table.__contains__ if isinstance(table, dict) else None)
+        self.number = re.compile(_NUMBER)
+        self.around_zero = around_zero
+
+    def __call__(self, base: str) -> str | None:
+        if self.known is None or self.known(base):
+            hit = self.lookup(base)
             if hit is not None:
                 return hit + ".weight"
-        for m in number.finditer(base):
+        for m in self.number.finditer(base):
             s, e = m.span()
-            got = around_zero(base[:s] + "0" + base[e:])
+            got = self.around_zero(base[:s] + "0" + base[e:])
             if got is not None:
                 # the layer back in the first component that is "0"
                 return got[0] + base[s:e] + got[1]
         return None
 
-    return mapped_role
+    def many(self, bases: Sequence[str]) -> list[str | None]:
+        """``list(map(self, bases))``: for bases gguf's map does not hold,
+        each with a number, in one C-level pass over their lines (the
+        first number of each is the one tried first), the rest one at a
+        time."""
+        known = self.known
+        if not bases or known is None:
+            return list(map(self, bases))
+        text = "\n".join(bases)
+        parts = (re.compile(_FIRST_NUMBER).findall(text)
+                 if text.count("\n") == len(bases) - 1 else [])
+        if len(parts) != len(bases):  # a line break in a name, or a name without a number
+            return list(map(self, bases))
+        heads, digits, tails = zip(*parts)
+        got = list(map(self.around_zero, map(add, map(add, heads, repeat("0")), tails)))
+        # gguf's map holds these (looked up as they are), or their first
+        # number gives no role: one at a time
+        again = list(map(known, bases))
+        if None in got:
+            again = list(map(or_, again, map(is_, got, repeat(None))))
+            got = [("", "") if g is None else g for g in got]
+        pairs: list[tuple[str, str]] = got  # type: ignore[assignment]  # no None in it
+        out: list[str | None] = list(map(add, map(add, map(_FIRST, pairs), digits),
+                                         map(_SECOND, pairs)))
+        for i in compress(range(len(out)), again):
+            out[i] = self(bases[i])
+        return out
+
+
+# each line's text before its first number that ``_NUMBER`` matches, the
+# number, and the rest of the line
+_FIRST_NUMBER = r"(?m)^([^\n]*?\.)(\d+)(?=\.|$)([^\n]*)$"
+
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def gguf_role(name: str) -> str:

@@ -40,7 +40,7 @@ def check_file(art: Artifact) -> list[Finding]:
     out = []
     # grouped once per kin, not per tensor (issue 15)
     for conv, idx in sorted(positions(art, _inferred).items()):
-        names = [qs[i].name for i in idx[:50]]
+        names = qs.names_at(idx[:50])
         how = ("ggml's block struct" if conv.startswith("ggml:") else f"the {conv} convention")
         out.append(RULE.finding(
             art.path,

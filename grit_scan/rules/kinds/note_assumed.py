@@ -40,7 +40,7 @@ def check_file(art: Artifact) -> list[Finding]:
     out = []
     # grouped once per kin, not per tensor (issue 15)
     for tag, idx in sorted(positions(art, _assumed).items()):
-        names = [qs[i].name for i in idx[:50]]
+        names = qs.names_at(idx[:50])
         from ...codec.descriptor import producer_tag  # here: start-up, issue 15
 
         who = art.producer if art.producer and producer_tag(art.producer) == tag else None

@@ -40,7 +40,7 @@ def check_file(art: Artifact) -> list[Finding]:
     for gid, idx in sorted(positions(art, _unregistered).items()):
         g = qs[idx[-1]].grade  # the last tensor's, as a per-tensor loop keeps it
         assert g is not None
-        names = [qs[i].name for i in idx[:50]]
+        names = qs.names_at(idx[:50])
         out.append(RULE.finding(
             art.path,
             f"{len(idx)} tensor(s) use grade {g.canonical} ({gid:#018x}), which is valid but "
