@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import compress, repeat
-from operator import add, is_, itemgetter, methodcaller, or_
+from operator import add, is_, itemgetter, methodcaller
 
 from . import budgets
 
@@ -90,8 +90,9 @@ class RoleMap:
             return list(map(self, modules))
         got = mapped.many(modules)
         if None in got:
-            return [g if g is not None else m + ".weight" for g, m in zip(got, modules)]
-        return got  # type: ignore[return-value]  # no None in it
+            for i in compress(range(len(got)), list(map(is_, got, repeat(None)))):
+                got[i] = modules[i] + ".weight"
+        return got  # type: ignore[return-value]  # no None in it now
 
 
 class _Mapped:
@@ -171,16 +172,20 @@ class _Mapped:
             return list(map(self, bases))
         heads, digits, tails = zip(*parts)
         got = list(map(self.around_zero, map(add, map(add, heads, repeat("0")), tails)))
-        # gguf's map holds these (looked up as they are), or their first
-        # number gives no role: one at a time
-        again = list(map(known, bases))
-        if None in got:
-            again = list(map(or_, again, map(is_, got, repeat(None))))
+        missing = list(map(is_, got, repeat(None))) if None in got else None
+        if missing is not None:
             got = [("", "") if g is None else g for g in got]
         pairs: list[tuple[str, str]] = got  # type: ignore[assignment]  # no None in it
         out: list[str | None] = list(map(add, map(add, map(_FIRST, pairs), digits),
                                          map(_SECOND, pairs)))
-        for i in compress(range(len(out)), again):
+        if missing is not None:
+            # the first number gives no role: none when there is no other
+            # number to try (``tails`` starts with the dot after the first)
+            search = self.number.search
+            for i in compress(range(len(out)), missing):
+                out[i] = None if search(tails[i]) is None else self(bases[i])
+        # gguf's map holds these: looked up as they are, one at a time
+        for i in compress(range(len(out)), list(map(known, bases))):
             out[i] = self(bases[i])
         return out
 

@@ -38,19 +38,22 @@ _LINEAR = r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$"
 _NEVER = r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)"
 
 
+_FLOATS = frozenset(("F32", "F16", "BF16"))  # the dtypes of an unquantised linear weight
+
+
 def check_file(a: Artifact) -> list[Finding]:
     if a.format is not Format.SAFETENSORS or not a.quantized:
         return []
     dec = first_declared(a)
-    if not dec:
-        return []
+    if not dec or _FLOATS.isdisjoint(a.tensor_dtypes()):
+        return []  # (no float tensor: nothing is a candidate, asked at C speed)
     never, linear = re.compile(_NEVER), re.compile(_LINEAR)
     quantised_mods: set[str] | None = None  # built for the first candidate (issue 15)
     missing = []
     for name, dtype, rank in a.tensor_kinds():
         # the cheap column tests first: most tensors of a quantised file are not
         # float, and a name split_name gives the suffix .weight ends in it
-        if dtype not in ("F32", "F16", "BF16") or rank != 2 or not name.endswith(".weight"):
+        if dtype not in _FLOATS or rank != 2 or not name.endswith(".weight"):
             continue
         mod, suf = split_name(name)
         if suf != ".weight":
