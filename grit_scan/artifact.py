@@ -439,16 +439,30 @@ class QList(_QListBase):
 
     def replay(self, maker: Replays, g: int) -> None:
         """Add the tensor ``maker`` makes from ``g``."""
-        k = self._maker_ix.get(maker)
-        if k is None:
-            k = self._maker_ix[maker] = len(self._makers)
-            self._makers.append(maker)
+        k = self.maker_index(maker)
         kinds, vals = self._kinds, self._vals
         if kinds is None or vals is None:
             kinds, vals = self._to_columns()
         kinds.append(k)
         vals.append(g)
         self._roles = self._grouped = None
+
+    def maker_index(self, maker: Replays) -> int:
+        """The index ``maker`` has among this list's Replays (given one if new)."""
+        k = self._maker_ix.get(maker)
+        if k is None:
+            k = self._maker_ix[maker] = len(self._makers)
+            self._makers.append(maker)
+        return k
+
+    def appenders(self) -> tuple[Callable[[int], None], Callable[[int], None]]:
+        """The append methods of the two columns: appending ``maker_index(m)``
+        to the first and ``g`` to the second adds ``m``'s tensor from ``g``
+        (parsers/conventions.py adds 200,000 so, issue 15).  Nothing may be
+        read from the list while they are in use."""
+        kinds, vals = self._to_columns()
+        self._roles = self._grouped = None
+        return kinds.append, vals.append
 
     def pop(self) -> QTensor:
         """Take the last tensor out."""
@@ -658,8 +672,13 @@ class QList(_QListBase):
         kinds, vals = self._kinds, self._vals
         if kinds is None or vals is None:
             return [self._objs[i].name for i in idx]
-        return [self._objs[vals[i]].name if kinds[i] < 0
-                else next(iter(self._makers[kinds[i]].names((vals[i],)))) for i in idx]
+        idx = list(idx)
+        name_of: dict[int, str] = {}
+        for k, ix in self._by_maker(idx).items():  # one call per Replays
+            got = ([self._objs[vals[i]].name for i in ix] if k < 0
+                   else self._makers[k].names([vals[i] for i in ix]))
+            name_of.update(zip(ix, got))
+        return [name_of[i] for i in idx]
 
     def roles(self) -> list[str]:
         """Each tensor's role, in order (computed once, kept until the
@@ -703,7 +722,10 @@ class QList(_QListBase):
             return bad
         vals = self._vals
         out: list[int] = []
-        for k, ix in self._by_maker(idx).items():
+        groups = self._groups()
+        # a kin's positions are usually one Replays' group, the same list
+        whole = next(((k, ix) for k, ix in groups.items() if ix is idx), None)
+        for k, ix in ([whole] if whole is not None else self._by_maker(idx).items()):
             if k < 0:
                 out.extend(i for i in ix if wrong(self._objs[vals[i]]))
             else:

@@ -15,7 +15,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, repeat
+from itertools import chain, compress, count, repeat
 from math import prod
 from operator import add, getitem, mul, ne, sub
 from typing import overload
@@ -264,9 +264,18 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
         at, names = compress(range(len(cols)), unused), list(compress(cols.names, unused))
     modules = _group(names, at)
     ctx = Ctx(art, cols, declared, role, QList(), used)
-    plans: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, ...], ...]],
-                _Plan | None] = {}
-    dtype_at, shape_at = cols.dtypes.__getitem__, cols.shapes.__getitem__
+    # the signature of a module: its parts' suffixes, and their (dtype, shape)
+    # pairs, each as the number of its first sight, in the parts' order (a
+    # module listing them in another order is another signature)
+    seen: dict[tuple[str, tuple[int, ...]], int] = {}
+    sig_at = array("q", map(seen.setdefault, zip(cols.dtypes, cols.shapes), count())).__getitem__
+    del seen
+    plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
+    # a plan replayed by its PlanReplays: (that Replays' index in ctx.out,
+    # the parts it consumes), by the plan's id; such a module costs two
+    # array entries, added here (issue 15: 200,000 modules)
+    quick: dict[int, tuple[int, tuple[int, ...]]] = {}
+    add_kind, add_val = ctx.out.appenders()
     # Modules are taken out as they are done (the names list is consumed from
     # its end): what a module's entry held is free for its QTensor, and the
     # whole map is never alive beside every QTensor (issue 15: peak memory)
@@ -275,25 +284,34 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     del modules
     while order:
         mod, flat = order.pop()
-        sufs: tuple[str, ...] = flat[0::2]  # type: ignore[assignment]
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
-        # the signature: suffixes, dtypes and shapes in the parts' order (a
-        # module listing them in another order is another signature)
-        key = (sufs, tuple(map(dtype_at, gs)), tuple(map(shape_at, gs)))
+        key = (flat[0::2], tuple(map(sig_at, gs)))
         plan = plans.get(key, _UNSEEN)
-        if plan is _UNSEEN:
-            n_out, n_issues = len(ctx.out), len(art.issues)
-            _module(ctx, mod, ctx.look_at(sufs, gs))
-            plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
-            if plan is not None:
-                # the plan gives this module's QTensor too (_learn checked
-                # it): kept as the plan's, like the modules after it
-                ctx.out.pop()
-                plan.apply(ctx, mod, gs)
-        elif plan is None:
-            _module(ctx, mod, ctx.look_at(sufs, gs))
+        if plan is None:
+            _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
+            continue
+        if plan is not _UNSEEN:
+            fast = quick.get(id(plan))
+            g0 = gs[0]
+            if fast is not None and gs[-1] - g0 == len(gs) - 1:
+                add_kind(fast[0])
+                add_val(g0)
+                for k in fast[1]:
+                    used[g0 + k] = 1
+                continue
         else:
-            plan.apply(ctx, mod, gs)
+            n_out, n_issues = len(ctx.out), len(art.issues)
+            _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
+            plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
+            if plan is None:
+                continue
+            # the plan gives this module's QTensor too (_learn checked it):
+            # kept as the plan's, like the modules after it
+            ctx.out.pop()
+        plan.apply(ctx, mod, gs)
+        maker = ctx.makers.get(id(plan))
+        if maker is not None:
+            quick[id(plan)] = (ctx.out.maker_index(maker), plan.used)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))

@@ -15,10 +15,11 @@ therefore never depends on config.json's ``num_hidden_layers``, which a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import compress, repeat
-from operator import add, is_, itemgetter, methodcaller
+from operator import add, and_, getitem, is_, itemgetter, methodcaller, or_
+from typing import overload
 
 from . import budgets
 
@@ -88,11 +89,7 @@ class RoleMap:
         mapped = self._mapper()
         if mapped is None or any(map(methodcaller("endswith", (".weight", ".bias")), modules)):
             return list(map(self, modules))
-        got = mapped.many(modules)
-        if None in got:
-            for i in compress(range(len(got)), list(map(is_, got, repeat(None)))):
-                got[i] = modules[i] + ".weight"
-        return got  # type: ignore[return-value]  # no None in it now
+        return mapped.many(modules, ".weight")
 
 
 class _Mapped:
@@ -157,36 +154,53 @@ class _Mapped:
                 return got[0] + base[s:e] + got[1]
         return None
 
-    def many(self, bases: Sequence[str]) -> list[str | None]:
-        """``list(map(self, bases))``: for bases gguf's map does not hold,
-        each with a number, in one C-level pass over their lines (the
-        first number of each is the one tried first), the rest one at a
-        time."""
+    @overload
+    def many(self, bases: Sequence[str]) -> list[str | None]: ...
+
+    @overload
+    def many(self, bases: Sequence[str], suffix: str) -> list[str]: ...
+
+    def many(self, bases: Sequence[str], suffix: str | None = None) -> list[str | None] | list[str]:
+        """``list(map(self, bases))`` (with ``suffix``: a base without a
+        role gets itself + ``suffix`` instead of None).  The bases gguf's map
+        does not hold go through C-level maps: one regex pass over their
+        lines for each one's first number, then that number zeroed looked
+        up (memoised); the rest one at a time."""
         known = self.known
-        if not bases or known is None:
-            return list(map(self, bases))
         text = "\n".join(bases)
         parts = (re.compile(_FIRST_NUMBER).findall(text)
-                 if text.count("\n") == len(bases) - 1 else [])
-        if len(parts) != len(bases):  # a line break in a name, or a name without a number
-            return list(map(self, bases))
+                 if known is not None and bases and text.count("\n") == len(bases) - 1 else [])
+        if len(parts) != len(bases) or not bases:
+            # no map to read, a line break in a name, or a name without a number
+            return self._one_by_one(bases, range(len(bases)), [None] * len(bases), suffix)
+        assert known is not None
         heads, digits, tails = zip(*parts)
         got = list(map(self.around_zero, map(add, map(add, heads, repeat("0")), tails)))
         missing = list(map(is_, got, repeat(None))) if None in got else None
         if missing is not None:
-            got = [("", "") if g is None else g for g in got]
+            got = list(map(getitem, zip(got, repeat(("", ""))), missing))
         pairs: list[tuple[str, str]] = got  # type: ignore[assignment]  # no None in it
         out: list[str | None] = list(map(add, map(add, map(_FIRST, pairs), digits),
                                          map(_SECOND, pairs)))
+        again = list(map(known, bases))  # gguf's map holds these: looked up as they are
         if missing is not None:
-            # the first number gives no role: none when there is no other
-            # number to try (``tails`` starts with the dot after the first)
+            # the first number gives no role: none, unless a later number
+            # does (``tails`` starts with the dot after the first number)
+            none: list[str | None] = ([None] * len(out) if suffix is None
+                                      else list(map(add, bases, repeat(suffix))))
+            out = list(map(getitem, zip(out, none), missing))
             search = self.number.search
-            for i in compress(range(len(out)), missing):
-                out[i] = None if search(tails[i]) is None else self(bases[i])
-        # gguf's map holds these: looked up as they are, one at a time
-        for i in compress(range(len(out)), list(map(known, bases))):
-            out[i] = self(bases[i])
+            more = {t for t in set(compress(tails, missing)) if search(t) is not None}
+            if more:
+                again = list(map(or_, again, map(and_, missing, map(more.__contains__, tails))))
+        return self._one_by_one(bases, compress(range(len(out)), again), out, suffix)
+
+    def _one_by_one(self, bases: Sequence[str], idx: Iterable[int], out: list[str | None],
+                    suffix: str | None) -> list[str | None]:
+        """``out`` with each position of ``idx`` mapped by ``__call__``."""
+        for i in idx:
+            got = self(bases[i])
+            out[i] = got if got is not None or suffix is None else bases[i] + suffix
         return out
 
 

@@ -158,7 +158,7 @@ def positions(art: Artifact, keys: Callable[[QTensor], Iterable[K]]) -> dict[K, 
         for k in keys(kin.rep):
             parts.setdefault(k, []).append(kin.idx)
     # kins are in order of their first tensor, so the keys are too
-    return {k: p[0] if len(p) == 1 else sorted(i for ix in p for i in ix)
+    return {k: p[0] if len(p) == 1 else sorted(chain.from_iterable(p))
             for k, p in parts.items()}
 
 
