@@ -186,3 +186,34 @@ def test_many_roles_on_a_map_with_odd_names(names: list[str]) -> None:
     # what each alone gives: by the map's own entry, by the second number
     assert many.many(["m.5.k", "q.7.r.9.s", "m.3.k", "z.1"]) == [
         "special.weight", "blk.9.y.weight", "blk.3.k.weight", None]
+
+
+_TEXT = st.text(alphabet=st.sampled_from(list("ab.\n0123٣x")), max_size=12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(names=st.lists(_TEXT, max_size=20))
+def test_first_numbers_is_re_search(names: list[str]) -> None:
+    """The compiled helper and the regex fallback find, for each name, the
+    first match ``re.search`` finds of roles._NUMBER (Arabic-Indic digits
+    are ``\\d`` too), or say None when a name has none."""
+    import re
+
+    from grit_scan.codec import _fnv
+    from grit_scan.parsers import roles
+
+    number = re.compile(roles._NUMBER)
+    found = [number.search(n) for n in names]
+    want = None if None in found else (
+        [n[:m.start()] + "0" + n[m.end():] for n, m in zip(names, found) if m],
+        [m.group() for m in found if m], [n[m.end():] for n, m in zip(names, found) if m])
+    assert _fnv.first_numbers(names) == want
+    for n, m in zip(names, found):  # one at a time: each name's own answer
+        assert _fnv.first_numbers([n]) == (None if m is None else (
+            [n[:m.start()] + "0" + n[m.end():]], [m.group()], [n[m.end():]]))
+    fallback = roles._first_numbers(tuple(names))  # not a list: the regex pass
+    if any("\n" in n for n in names):
+        assert fallback is None or want is not None
+    else:
+        got = None if fallback is None else tuple(map(list, fallback))
+        assert got == (None if want is None else tuple(want))

@@ -1117,6 +1117,76 @@ out:
 
 /* ===== end of safetensors index JSON ====================================== */
 
+/* ===== first layer numbers (parsers/roles.py, issue 15) ====================
+ *
+ * first_numbers(names) -> (zeroed, digits, tails) | None
+ *
+ * For each str of the list ``names``, the first match of the regular
+ * expression (?<=\.)\d+(?=\.|$) as re.search finds it: a run of decimal
+ * digits (\d of a str pattern is Py_UNICODE_ISDECIMAL) just after a '.',
+ * ending the string, before a '.', or before a last "\n" ($ without
+ * MULTILINE).  Such a run is always the whole run of digits it starts (a
+ * shorter one would end before a digit).  zeroed[i] is names[i] with that
+ * run replaced by "0", digits[i] the run, tails[i] the text after it.
+ * None when a name has no match (the caller then maps names one at a
+ * time); tests/test_qlist.py holds it to re.search with hypothesis. */
+
+static PyObject *first_numbers(PyObject *self, PyObject *args) {
+    PyObject *names;
+    if (!PyArg_ParseTuple(args, "O!:first_numbers", &PyList_Type, &names)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(names);
+    PyObject *zeroed = PyList_New(n), *digits = PyList_New(n), *tails = PyList_New(n);
+    PyObject *zero = PyUnicode_FromString("0");
+    if (zeroed == NULL || digits == NULL || tails == NULL || zero == NULL) goto fail;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *s = PyList_GET_ITEM(names, k);
+        if (!PyUnicode_Check(s)) {
+            PyErr_SetString(PyExc_TypeError, "first_numbers: names must be str");
+            goto fail;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s), i = -1, j = 0;
+        int kind = PyUnicode_KIND(s);
+        const void *data = PyUnicode_DATA(s);
+        for (Py_ssize_t p = 1; p < len; p++) {
+            if (PyUnicode_READ(kind, data, p - 1) != '.'
+                    || !Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, p)))
+                continue;
+            Py_ssize_t e = p;
+            while (e < len && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, e))) e++;
+            if (e == len || PyUnicode_READ(kind, data, e) == '.'
+                    || (e == len - 1 && PyUnicode_READ(kind, data, e) == '\n')) {
+                i = p;
+                j = e;
+                break;
+            }
+            p = e;  /* no match starts inside the run: the next '.' is past it */
+        }
+        if (i < 0) {
+            Py_DECREF(zeroed); Py_DECREF(digits); Py_DECREF(tails); Py_DECREF(zero);
+            Py_RETURN_NONE;
+        }
+        PyObject *head = PyUnicode_Substring(s, 0, i);
+        PyObject *run = PyUnicode_Substring(s, i, j);
+        PyObject *tail = PyUnicode_Substring(s, j, len);
+        PyObject *h0 = head ? PyUnicode_Concat(head, zero) : NULL;
+        PyObject *z = (h0 && tail) ? PyUnicode_Concat(h0, tail) : NULL;
+        Py_XDECREF(head);
+        Py_XDECREF(h0);
+        if (run == NULL || tail == NULL || z == NULL) {
+            Py_XDECREF(run); Py_XDECREF(tail); Py_XDECREF(z);
+            goto fail;
+        }
+        PyList_SET_ITEM(zeroed, k, z);
+        PyList_SET_ITEM(digits, k, run);
+        PyList_SET_ITEM(tails, k, tail);
+    }
+    Py_DECREF(zero);
+    return Py_BuildValue("(NNN)", zeroed, digits, tails);
+fail:
+    Py_XDECREF(zeroed); Py_XDECREF(digits); Py_XDECREF(tails); Py_XDECREF(zero);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -1135,6 +1205,8 @@ static PyMethodDef methods[] = {
      "each tensor's shape tuple from flat int64 dims and uint8 ranks, equal ones shared"},
     {"index_json", index_json, METH_VARARGS,
      "json.loads of a plain safetensors index, or None"},
+    {"first_numbers", first_numbers, METH_VARARGS,
+     "each name's first number after a dot (roles), zeroed, as digits, and what follows"},
     {NULL, NULL, 0, NULL}
 };
 

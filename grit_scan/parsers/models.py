@@ -234,6 +234,8 @@ def _distribute(qs: QList, cols: Columns, homes: Sequence[Artifact]) -> bool:
     if got is None:
         return False
     kinds, vals, makers = got
+    if not kinds:
+        return True  # nothing to give
     parts = [m.data_part() for m in makers]
     if None in parts or "" in cols.names:
         return False

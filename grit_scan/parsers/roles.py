@@ -167,15 +167,13 @@ class _Mapped:
         lines for each one's first number, then that number zeroed looked
         up (memoised); the rest one at a time."""
         known = self.known
-        text = "\n".join(bases)
-        parts = (re.compile(_FIRST_NUMBER).findall(text)
-                 if known is not None and bases and text.count("\n") == len(bases) - 1 else [])
-        if len(parts) != len(bases) or not bases:
+        split = _first_numbers(bases) if known is not None and bases else None
+        if split is None:
             # no map to read, a line break in a name, or a name without a number
             return self._one_by_one(bases, range(len(bases)), [None] * len(bases), suffix)
         assert known is not None
-        heads, digits, tails = zip(*parts)
-        got = list(map(self.around_zero, map(add, map(add, heads, repeat("0")), tails)))
+        zeroed, digits, tails = split
+        got = list(map(self.around_zero, zeroed))
         missing = list(map(is_, got, repeat(None))) if None in got else None
         if missing is not None:
             got = list(map(getitem, zip(got, repeat(("", ""))), missing))
@@ -202,6 +200,32 @@ class _Mapped:
             got = self(bases[i])
             out[i] = got if got is not None or suffix is None else bases[i] + suffix
         return out
+
+
+def _first_numbers(names: Sequence[str]) -> tuple[Sequence[str], Sequence[str],
+                                                   Sequence[str]] | None:
+    """For each name, its first ``_NUMBER`` match: (the name with it
+    replaced by "0", the match, the text after it), as three columns; None
+    when a name has none.  In C where the helper is built, else in one
+    regex pass over the names' lines (None also when a name holds a line
+    break)."""
+    try:  # pragma: no cover - depends on the build
+        from ..codec import _fnv  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - depends on the build
+        _fnv = None
+    if _fnv is not None and isinstance(names, list):
+        got: tuple[list[str], list[str], list[str]] | None = _fnv.first_numbers(names)
+        return got
+    if not names:
+        return [], [], []
+    text = "\n".join(names)
+    if text.count("\n") != len(names) - 1:
+        return None
+    parts = re.compile(_FIRST_NUMBER).findall(text)
+    if len(parts) != len(names):
+        return None
+    heads, digits, tails = zip(*parts)
+    return list(map(add, map(add, heads, repeat("0")), tails)), digits, tails
 
 
 # each line's text before its first number that ``_NUMBER`` matches, the
