@@ -76,13 +76,15 @@ class _TensorText:
         self.held: list[tuple[object, ...]] = []
 
     def tail(self, k: tuple[Any, ...], nl: str) -> str:
-        """The record's text after its role, for one ``_TAIL_OF`` key."""
+        """The record's text after its role (from the comma), for one
+        ``_TAIL_OF`` key."""
         grade, desc, shape, source, convention, reason = k
         key = (id(grade), id(desc), shape, id(source), convention, reason, nl)
         tail = self.memo.get(key)
         if tail is None:
-            tail = self.memo[key] = _tensor_tail(grade, desc, tuple(shape), source,
-                                                 convention, reason, nl)[1:]
+            # with the comma that ends the role before it
+            tail = self.memo[key] = "," + _tensor_tail(grade, desc, tuple(shape), source,
+                                                       convention, reason, nl)[1:]
             self.held.append((grade, desc, source))
         return tail
 
@@ -105,11 +107,11 @@ class _TensorText:
                                             runs))
             names, roles = list(map(_NAME, qs)), list(map(_ROLE, qs))
         # each record: "{" + inner + '"name": ' + name + "," + inner + '"role": ' + role
-        # + "," + tail, the first without a separator before it
+        # + "," + tail, the first without a separator before it (five pieces)
+        head = "{" + inner + '"name": '
         return chain.from_iterable(zip(
-            chain(("",), repeat(sep)), repeat("{" + inner + '"name": '),
-            map(_string, names), repeat("," + inner + '"role": '),
-            map(_string, roles), repeat(","), tails))
+            chain((head,), repeat(sep + head)), map(_string, names),
+            repeat("," + inner + '"role": '), map(_string, roles), tails))
 
 
 def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
