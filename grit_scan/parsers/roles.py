@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import compress, repeat
-from operator import add, and_, getitem, is_, itemgetter, methodcaller, or_
+from operator import add, and_, getitem, is_, itemgetter, or_
 from typing import overload
 
 from . import budgets
@@ -87,7 +87,12 @@ class RoleMap:
         number, no ``.weight`` or ``.bias`` to drop) mapped by C-level maps
         (issue 15: one role per quantised module of a 400k-tensor tree)."""
         mapped = self._mapper()
-        if mapped is None or any(map(methodcaller("endswith", (".weight", ".bias")), modules)):
+        # a module ending in .weight or .bias (dropped first): found in one
+        # pass over the names' lines (a line break in a name can only add a
+        # false alarm, which maps one at a time, as a true one does)
+        text = "\n".join(modules)
+        if (mapped is None or ".weight\n" in text or ".bias\n" in text
+                or text.endswith((".weight", ".bias"))):
             return list(map(self, modules))
         return mapped.many(modules, ".weight")
 

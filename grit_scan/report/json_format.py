@@ -96,9 +96,8 @@ class _TensorText:
             names, roles = qs.names(), qs.roles()
             per: list[str] = [""] * len(qs)
             for rep, idx, _maker in qs.units():
-                t = self.tail(_TAIL_OF(rep), nl)
-                for i in idx:
-                    per[i] = t
+                # per[i] = the tail, at C speed (each __setitem__ gives None)
+                any(map(per.__setitem__, idx, repeat(self.tail(_TAIL_OF(rep), nl))))
             tails: Iterable[str] = per
         else:
             keys = list(map(_TAIL_OF, qs))

@@ -71,8 +71,16 @@ class Finding:
                 "detail": plain(self.detail)}
 
 
+_STR = frozenset((str,))
+
+
 def plain(v: Any) -> Any:
     """A JSON-ready copy of a detail value (mappings, sequences, bytes as hex)."""
+    t = type(v)
+    if t is str or t is int or v is None:
+        return v  # the usual leaves, without the ABC checks below (issue 15)
+    if (t is list or t is tuple) and set(map(type, v)) <= _STR:
+        return list(v)  # a list of names
     if isinstance(v, Mapping):
         return {str(k): plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple, set, frozenset)):
