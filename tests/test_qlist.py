@@ -217,3 +217,39 @@ def test_first_numbers_is_re_search(names: list[str]) -> None:
     else:
         got = None if fallback is None else tuple(map(list, fallback))
         assert got == (None if want is None else tuple(want))
+
+
+def test_manifest_compares_replayed_tensors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """gid_disagreement against a grit-manifest.json reads the listed
+    files' replayed tensors from the columns: a module whose scale dtype
+    changed (another grade, so another gid) and one that is gone are
+    reported, and no other."""
+    from grit_scan.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "m"
+    root.mkdir()
+    shards = _sharded(root)
+    assert main(["manifest", "--allow-findings", "m"]) == 0
+    capsys.readouterr()
+    # layer 5 of the second shard: its scale BF16 (grade s0 becomes bfloat16);
+    # layer 6's q_proj: gone
+    tensors: dict[str, Raw] = {}
+    for k in range(4, 8):
+        tensors |= _fp8(f"model.layers.{k}.mlp.down_proj")
+        if k != 6:
+            tensors |= _fp8(f"model.layers.{k}.self_attn.q_proj", rows=8)
+    tensors["model.layers.5.mlp.down_proj.weight_scale"] = Raw("BF16", [OUT, 1], bytes(2 * OUT))
+    tensors["model.layers.8.mlp.down_proj.weight_scale"] = Raw("F32", [OUT, 1], bytes(4 * OUT))
+    write_safetensors(shards[1], tensors)
+    index = json.loads((root / "model.safetensors.index.json").read_text())
+    del index["weight_map"]["model.layers.6.self_attn.q_proj.weight"]
+    del index["weight_map"]["model.layers.6.self_attn.q_proj.weight_scale"]
+    (root / "model.safetensors.index.json").write_text(json.dumps(index))
+    main(["scan", "--json", "grit-manifest.json"])
+    doc = json.loads(capsys.readouterr().out)
+    found = sorted((f["tensor"], f["message"].split(": ", 1)[1][:20])
+                   for f in doc["findings"] if f["kind"] == "gid_disagreement")
+    assert found == [("model.layers.5.mlp.down_proj.weight", "gid changed since gr"),
+                     ("model.layers.6.self_attn.q_proj.weight", "in the manifest but ")]

@@ -334,6 +334,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             inside = Walker(os.path.dirname(path), [], "").inside
         scan.artifacts.append(man)
         base = os.path.dirname(path)
+        pending: dict[str, _Dir] = {}  # the listed files not yet read, by directory
         for rel in listed:
             target = os.path.join(base, rel)
             real = os.path.realpath(target)
@@ -347,10 +348,22 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
                 continue
             listed_fmt = classify(os.path.basename(rel), real)
             shown = os.path.join(os.path.dirname(disp), rel)
-            art = contained_read(real, shown, listed_fmt or Format.SAFETENSORS, declared, role)
-            art.group = group
-            scan.artifacts.append(art)
+            sub = pending.get(os.path.dirname(target))
+            if sub is None:
+                sub = pending[os.path.dirname(target)] = _Dir(os.path.dirname(shown))
+            sub.files.append((real, shown, listed_fmt or Format.SAFETENSORS))
             read.add(real)
+        # Each directory's listed files are read as the models they make up,
+        # with that directory's configs, as a scan of it would read them
+        # (docs/ci-gate.md): a module whose weight and scale are in two
+        # shards is one tensor, not "no longer described" (its index is not
+        # read: the manifest names the files, not the index)
+        for where, sub in pending.items():
+            w = Walker(where, [], sub.rel, max_depth=0)
+            w.walk(w.root, "")
+            top = w.dirs.get("", _Dir(""))
+            sub.configs, sub.names = top.configs, top.names
+            _read_dir(sub, scan, sub.rel or ".", tick, inside)
 
 
 def unlisted(manifest: str, listed: list[str]) -> list[str]:

@@ -201,7 +201,10 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
         if man.format is not Format.MANIFEST or not man.parsed:
             continue
         resolved = man.metadata.get("resolved", {})
-        tensors: dict[str, dict[str, QTensor]] = {}
+        # per listed file: each tensor's position by name, and its kin (what
+        # the gid follows from); a tensor is made only for a finding
+        tensors: dict[str, tuple[dict[str, int], list[Kin | None]]] = {}
+        gids: dict[int, bytes | None] = {}  # by the kin's id, asked once per kin
         for q in man.quantized:
             rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
             art = by_path.get(resolved.get(rel, ""))
@@ -209,15 +212,22 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
                 continue  # the reader already reported the file as gone
             now = tensors.get(art.abs_path)
             if now is None:
-                now = tensors[art.abs_path] = {c.name: c for c in art.quantized}
-            cur = now.get(q.name)
-            if cur is None or cur.desc is None:
+                now = tensors[art.abs_path] = (
+                    {n: i for i, n in enumerate(art.quantized.names())},
+                    per_tensor(art, lambda kin: kin))
+            i = now[0].get(q.name)
+            kin = now[1][i] if i is not None else None
+            if kin is None or kin.rep.desc is None:
                 out.append(RULE.finding(art.path, f"{q.name}: in the manifest but no longer a "
                                         f"described tensor in {art.path}", q.name,
                                         {"manifest": man.path}))
                 continue
-            g_now = _gid(cur)
+            if id(kin) not in gids:
+                gids[id(kin)] = _gid(kin.rep)  # a function of what the kin shares
+            g_now = gids[id(kin)]
             if q.expected_gid is not None and g_now is not None and g_now != q.expected_gid:
+                assert i is not None
+                cur = art.quantized[i]
                 assert q.desc is not None
                 from ...codec.base32 import encode as b32
                 from ...codec.explain import Operand, explain
