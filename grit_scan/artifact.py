@@ -500,6 +500,10 @@ class QList(_QListBase):
 
     def extend(self, items: Iterable[QTensor]) -> None:
         if not isinstance(items, QList):
+            if self._kinds is None:
+                self._objs.extend(items)  # objects only: a list's extend (a GGUF's 100k)
+                self._roles = self._grouped = None
+                return
             for q in items:
                 self.append(q)
             return

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -46,6 +46,9 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
         art.parsed = False
         return art, listed
     base = os.path.dirname(path)
+    # descriptor and gid texts already decoded (a manifest repeats a few
+    # descriptors, and a gid per kind of tensor): 25,000 entries, issue 15
+    memo: dict[tuple[str, str], Any] = {}
     for ent in obj["artifacts"]:
         if not isinstance(ent, dict) or not isinstance(ent.get("path"), str):
             art.issue(IssueCode.UNPARSEABLE, "a manifest artifact entry has no path")
@@ -63,8 +66,9 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
         tensors = ent.get("tensors")
         if not isinstance(tensors, dict):
             continue
+        notes = (f"file={rel}",)  # one tuple for the file's entries
         for name, t in tensors.items():
-            q = _tensor(art, rel, name, t)
+            q = _tensor(art, rel, name, t, notes, memo)
             if q is not None:
                 art.quantized.append(q)
     art.metadata["listed"] = listed
@@ -84,14 +88,28 @@ def listed_file(man: Artifact, q: QTensor) -> str | None:
     return resolved.get(rel) if isinstance(resolved, dict) else None
 
 
-def _tensor(art: Artifact, rel: str, name: str, t: Any) -> QTensor | None:
+def _decoded(memo: dict[tuple[str, str], Any], what: str, text: str,
+             decode: Callable[[str], Any]) -> Any:
+    """``decode(text)``, or the GritError it raised, memoised in ``memo``."""
+    key = (what, text)
+    got = memo.get(key, memo)
+    if got is memo:
+        try:
+            got = decode(text)
+        except GritError as exc:
+            got = exc
+        memo[key] = got
+    return got
+
+
+def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
+            memo: dict[tuple[str, str], Any]) -> QTensor | None:
     if not isinstance(t, dict):
         art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: entry is not an object", tensor=name)
         return None
-    try:
-        d = desc_mod.from_hex(str(t.get("desc", "")))
-    except GritError as exc:
-        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: desc: {exc}", tensor=name)
+    d = _decoded(memo, "desc", str(t.get("desc", "")), desc_mod.from_hex)
+    if isinstance(d, GritError):
+        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: desc: {d}", tensor=name)
         return None
     shape = t.get("shape")
     if not isinstance(shape, list) or not all(isinstance(x, int) and x >= 0 for x in shape):
@@ -101,14 +119,15 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any) -> QTensor | None:
                 desc=d, convention="manifest")
     g = t.get("gid")
     if isinstance(g, str):
-        try:
-            q.expected_gid = base32.decode(g)
-        except GritError as exc:
-            art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: gid: {exc}", tensor=name)
+        got = _decoded(memo, "gid", g, base32.decode)
+        if isinstance(got, GritError):
+            art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: gid: {got}", tensor=name)
+        else:
+            q.expected_gid = got
     dg = t.get("digest")
     if isinstance(dg, str) and _HEX32.fullmatch(dg):
         q.expected_digest = bytes.fromhex(dg)
-    q.notes += (f"file={rel}",)
+    q.notes = notes
     return q
 
 

@@ -205,9 +205,13 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
         # the gid follows from); a tensor is made only for a finding
         tensors: dict[str, tuple[dict[str, int], list[Kin | None]]] = {}
         gids: dict[int, bytes | None] = {}  # by the kin's id, asked once per kin
+        arts_by_notes: dict[tuple[str, ...], Artifact | None] = {}  # a file's entries share theirs
         for q in man.quantized:
-            rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
-            art = by_path.get(resolved.get(rel, ""))
+            if q.notes in arts_by_notes:
+                art = arts_by_notes[q.notes]
+            else:
+                rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
+                art = arts_by_notes[q.notes] = by_path.get(resolved.get(rel, ""))
             if art is None:
                 continue  # the reader already reported the file as gone
             now = tensors.get(art.abs_path)
