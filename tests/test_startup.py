@@ -371,3 +371,20 @@ def test_small_header_check_is_the_numpy_check(entries, fix, slack, rnd):
         results.append((ok, None if t is None else (t.names, list(t.dtypes), t.shapes(), t.ranks,
                                                     t.offsets, t.nbytes, t.available)))
     assert results[0] == results[1]
+
+
+def test_help_order_does_not_follow_import_order():
+    """In one process, a command run before ``--help`` imports its module
+    first; the help still lists the commands as the generated text does."""
+    code = ("import contextlib, io, sys\n"
+            "from grit_scan.cli import main\n"
+            "from grit_scan.commands.help_text import HELP\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            "    main(['rule', 'inferred_descriptor'])\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            "    main(['--help'])\n"
+            "sys.exit(0 if out.getvalue() == HELP[''] else 1)\n")
+    env = {**os.environ, "COLUMNS": "80"}
+    assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0

@@ -149,7 +149,17 @@ def command(args: list[str] | None = None) -> click.Command:
     only as much of it as that command line needs."""
     sub = _subcommand(args) if args is not None and "_GRIT_COMPLETE" not in os.environ else None
     register(COMMAND_OF[sub] if sub is not None else None)
+    _in_help_order()
     return _tidy(typer.main.get_command(app))
+
+
+def _in_help_order() -> None:
+    """The registered commands in COMMAND_MODULES order, whatever order their
+    modules were imported in (a process that ran ``grit rule`` before
+    ``grit --help`` listed rule before sweep); stable within a module."""
+    rank = {f"{__package__}.{m}": k for k, m in enumerate(COMMAND_MODULES)}
+    app.registered_commands.sort(
+        key=lambda c: rank.get(getattr(c.callback, "__module__", ""), len(rank)))
 
 
 def _usage_error(exc: click.exceptions.ClickException) -> int:
