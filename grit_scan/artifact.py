@@ -440,9 +440,7 @@ class QList(_QListBase):
     def replay(self, maker: Replays, g: int) -> None:
         """Add the tensor ``maker`` makes from ``g``."""
         k = self.maker_index(maker)
-        kinds, vals = self._kinds, self._vals
-        if kinds is None or vals is None:
-            kinds, vals = self._to_columns()
+        kinds, vals = self._to_columns()
         kinds.append(k)
         vals.append(g)
         self._roles = self._grouped = None
@@ -713,16 +711,7 @@ class QList(_QListBase):
             return q.payload is not None and q.payload.length != total
 
         if self._kinds is None or self._vals is None:
-            objs, bad = self._objs, []
-            for i in idx:  # as wrong(), inline: a GGUF's 100k tensors are objects
-                q = objs[i]
-                planes = q.planes
-                if planes is not None:
-                    if plane_bytes(planes) != sizes:
-                        bad.append(i)
-                elif q.payload is not None and q.payload.length != total:
-                    bad.append(i)
-            return bad
+            return [i for i in idx if wrong(self._objs[i])]
         vals = self._vals
         out: list[int] = []
         groups = self._groups()

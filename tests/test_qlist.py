@@ -253,3 +253,17 @@ def test_manifest_compares_replayed_tensors(tmp_path: Path, capsys: pytest.Captu
                    for f in doc["findings"] if f["kind"] == "gid_disagreement")
     assert found == [("model.layers.5.mlp.down_proj.weight", "gid changed since gr"),
                      ("model.layers.6.self_attn.q_proj.weight", "in the manifest but ")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(roles=st.lists(st.lists(st.sampled_from(["blk", "3", "17", "0", "attn_q", "weight", "",
+                                                "\n", "x1", "٣"]),
+                               min_size=1, max_size=5).map(".".join), max_size=20))
+def test_families_are_each_family(roles: list[str]) -> None:
+    """``support.families`` (one substitution over the roles' lines) is
+    ``family`` of each role, line breaks and all."""
+    from grit_scan.rules.support import families, family
+
+    assert families(roles) == [family(r) for r in roles]
+    assert families(["blk.3.attn_q.weight", "17.x", "a.b"]) == [
+        "blk.*.attn_q.weight", "*.x", "a.b"]

@@ -17,7 +17,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from itertools import chain
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, Source
 from .finding import Finding
@@ -199,11 +199,6 @@ def families(roles: Sequence[str]) -> list[str]:
     return re.sub(_LAYER.replace("^", "(?m:^)"), "*", text).split("\n") if roles else []
 
 
-def first_declared(a: Artifact) -> dict[str, Any] | None:
-    """The declared quantisation of the artifact's first tensor that has one."""
-    return a.quantized.declared()
-
-
 def per_channel(q: QTensor) -> bool:
     """One scale per row: the group is the whole group axis (k0 = its extent)."""
     d = q.desc
@@ -304,7 +299,7 @@ def quant_label(members: Sequence[Artifact]) -> str:
         if mix:
             return mix
     for a in members:
-        dec = first_declared(a)
+        dec = a.quantized.declared()
         if dec:
             for key in ("quant_algo", "format", "method"):
                 v = dec.get(key)

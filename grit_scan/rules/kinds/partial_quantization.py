@@ -12,7 +12,6 @@ from ...names import applies, split_name
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import first_declared
 
 RULE = Rule(
     code="GRIT308",
@@ -46,7 +45,7 @@ _FLOATS = frozenset(("F32", "F16", "BF16"))  # the dtypes of an unquantised line
 def check_file(a: Artifact) -> list[Finding]:
     if a.format is not Format.SAFETENSORS or not a.quantized:
         return []
-    dec = first_declared(a)
+    dec = a.quantized.declared()
     if not dec or _FLOATS.isdisjoint(a.tensor_dtypes()):
         return []  # (no float tensor: nothing is a candidate, asked at C speed)
     never, linear = re.compile(_NEVER), re.compile(_LINEAR)
