@@ -451,11 +451,10 @@ class PlanReplays:
         return None if p is None else p[0]
 
     def data_position(self, g: int) -> int | None:
-        form = self.plan.planes
-        p = form[0] if form else None
-        if p is None or not self.where.names[g + p[0]]:
+        p = self.data_part()
+        if p is None or not self.where.names[g + p]:
             return None
-        return g + p[0]
+        return g + p
 
     def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
         form = self.plan.planes

@@ -23,6 +23,11 @@ from typing import overload
 
 from . import budgets
 
+try:  # pragma: no cover - depends on the build (already loaded by artifact.py)
+    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the build
+    _compiled = None
+
 _NUMBER = r"(?<=\.)\d+(?=\.|$)"  # compiled by _mapper, not at import (start-up, issue 15)
 
 _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
@@ -214,12 +219,8 @@ def _first_numbers(names: Sequence[str]) -> tuple[Sequence[str], Sequence[str],
     when a name has none.  In C where the helper is built, else in one
     regex pass over the names' lines (None also when a name holds a line
     break)."""
-    try:  # pragma: no cover - depends on the build
-        from ..codec import _fnv  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - depends on the build
-        _fnv = None
-    if _fnv is not None and isinstance(names, list):
-        got: tuple[list[str], list[str], list[str]] | None = _fnv.first_numbers(names)
+    if _compiled is not None and isinstance(names, list):
+        got: tuple[list[str], list[str], list[str]] | None = _compiled.first_numbers(names)
         return got
     if not names:
         return [], [], []
