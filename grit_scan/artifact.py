@@ -453,14 +453,13 @@ class QList(_QListBase):
             self._makers.append(maker)
         return k
 
-    def appenders(self) -> tuple[Callable[[int], None], Callable[[int], None]]:
-        """The append methods of the two columns: appending ``maker_index(m)``
-        to the first and ``g`` to the second adds ``m``'s tensor from ``g``
-        (parsers/conventions.py adds 200,000 so, issue 15).  Nothing may be
-        read from the list while they are in use."""
-        kinds, vals = self._to_columns()
+    def column_arrays(self) -> tuple[array[int], array[int]]:
+        """The two columns: appending ``maker_index(m)`` to the first and
+        ``g`` to the second adds ``m``'s tensor from ``g`` (parsers/
+        conventions.py adds 200,000 so, issue 15).  Nothing may be read from
+        the list while they are being added to."""
         self._roles = self._grouped = None
-        return kinds.append, vals.append
+        return self._to_columns()
 
     def pop(self) -> QTensor:
         """Take the last tensor out."""

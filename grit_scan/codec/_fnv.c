@@ -1187,6 +1187,127 @@ fail:
     return NULL;
 }
 
+/* replay_modules(order, sig, fast, used) -> (kinds: bytes, vals: bytes)
+ *
+ * The replay loop of parsers/conventions.py ``infer`` for the modules whose
+ * plan is known and replayed from columns (issue 15: 200,000 modules a
+ * model).  ``order`` is a list of (module, (suffix, position, suffix,
+ * position, ...)) taken from its end; ``sig`` the native int64 signature
+ * number of each position; ``fast`` maps a module's signature
+ * ((suffixes), (sig[position], ...)) to (kind, (part, ...)); ``used`` the
+ * bytearray of consumed positions.  While the last module's signature is a
+ * key of ``fast`` and its parts' positions run one after the other from g0,
+ * the module is taken off ``order``, ``used[g0 + part]`` is set for each
+ * part, and (kind, g0) is added to the result: native C ints and int64s, in
+ * the order the modules were taken.  Any other module (or an entry of
+ * another shape) is left on ``order`` for the Python loop, which does the
+ * same for such modules when this helper is missing (tests/test_qlist.py
+ * holds the two to each other). */
+
+static PyObject *replay_modules(PyObject *self, PyObject *args) {
+    PyObject *order, *fast, *used;
+    Py_buffer sig;
+    if (!PyArg_ParseTuple(args, "O!y*O!O!:replay_modules", &PyList_Type, &order, &sig,
+                          &PyDict_Type, &fast, &PyByteArray_Type, &used))
+        return NULL;
+    Py_ssize_t nsig = sig.len / (Py_ssize_t)sizeof(long long);
+    const long long *sigs = (const long long *)sig.buf;
+    int *kinds = NULL;
+    long long *vals = NULL;
+    Py_ssize_t kcap = 0, vcap = 0, done = 0, n = PyList_GET_SIZE(order), i = n;
+    PyObject *result = NULL;
+    while (i > 0) {
+        PyObject *item = PyList_GET_ITEM(order, i - 1);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2) break;
+        PyObject *flat = PyTuple_GET_ITEM(item, 1);
+        if (!PyTuple_CheckExact(flat)) break;
+        Py_ssize_t m = PyTuple_GET_SIZE(flat), parts = m / 2;
+        if (m == 0 || m % 2) break;
+        PyObject *sufs = PyTuple_New(parts), *nums = PyTuple_New(parts);
+        if (sufs == NULL || nums == NULL) {
+            Py_XDECREF(sufs); Py_XDECREF(nums);
+            goto fail;
+        }
+        Py_ssize_t g0 = -1, glast = -1;
+        int ok = 1;
+        for (Py_ssize_t j = 0; j < parts && ok; j++) {
+            PyObject *suf = PyTuple_GET_ITEM(flat, 2 * j), *pos = PyTuple_GET_ITEM(flat, 2 * j + 1);
+            Py_INCREF(suf);
+            PyTuple_SET_ITEM(sufs, j, suf);
+            Py_ssize_t g = PyLong_CheckExact(pos) ? PyLong_AsSsize_t(pos) : -1;
+            if (g < 0 || g >= nsig) {
+                PyErr_Clear();  /* an overflowing position: the Python loop's */
+                ok = 0;
+                break;
+            }
+            if (j == 0) g0 = g;
+            glast = g;
+            PyObject *num = PyLong_FromLongLong(sigs[g]);
+            if (num == NULL) {
+                Py_DECREF(sufs); Py_DECREF(nums);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(nums, j, num);
+        }
+        if (!ok) {
+            Py_DECREF(sufs); Py_DECREF(nums);
+            break;
+        }
+        PyObject *key = PyTuple_Pack(2, sufs, nums);
+        Py_DECREF(sufs);
+        Py_DECREF(nums);
+        if (key == NULL) goto fail;
+        PyObject *hit = PyDict_GetItemWithError(fast, key);  /* borrowed */
+        Py_DECREF(key);
+        if (hit == NULL) {
+            if (PyErr_Occurred()) goto fail;
+            break;
+        }
+        if (glast - g0 != parts - 1 || !PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 2)
+            break;
+        PyObject *kobj = PyTuple_GET_ITEM(hit, 0), *parts_used = PyTuple_GET_ITEM(hit, 1);
+        if (!PyLong_CheckExact(kobj) || !PyTuple_CheckExact(parts_used)) break;
+        int overflow = 0;
+        long kind = PyLong_AsLongAndOverflow(kobj, &overflow);
+        if (overflow || kind < 0 || kind > INT_MAX) {
+            PyErr_Clear();
+            break;
+        }
+        Py_ssize_t size = PyByteArray_GET_SIZE(used), nu = PyTuple_GET_SIZE(parts_used);
+        for (Py_ssize_t u = 0; u < nu && ok; u++) {
+            PyObject *po = PyTuple_GET_ITEM(parts_used, u);
+            Py_ssize_t k = PyLong_CheckExact(po) ? PyLong_AsSsize_t(po) : -1;
+            if (k < 0 || g0 + k >= size) {
+                PyErr_Clear();
+                ok = 0;
+            }
+        }
+        if (!ok) break;
+        char *mark = PyByteArray_AS_STRING(used);
+        for (Py_ssize_t u = 0; u < nu; u++)
+            mark[g0 + PyLong_AsSsize_t(PyTuple_GET_ITEM(parts_used, u))] = 1;
+        if (!st_reserve((void **)&kinds, &kcap, done + 1, sizeof(int))
+                || !st_reserve((void **)&vals, &vcap, done + 1, sizeof(long long))) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        kinds[done] = (int)kind;
+        vals[done] = (long long)g0;
+        done++;
+        i--;
+    }
+    if (PyList_SetSlice(order, i, n, NULL) < 0) goto fail;
+    result = Py_BuildValue("(NN)",
+        PyBytes_FromStringAndSize(done ? (const char *)kinds : "", done * (Py_ssize_t)sizeof(int)),
+        PyBytes_FromStringAndSize(done ? (const char *)vals : "",
+                                  done * (Py_ssize_t)sizeof(long long)));
+fail:
+    free(kinds);
+    free(vals);
+    PyBuffer_Release(&sig);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -1205,6 +1326,8 @@ static PyMethodDef methods[] = {
      "each tensor's shape tuple from flat int64 dims and uint8 ranks, equal ones shared"},
     {"index_json", index_json, METH_VARARGS,
      "json.loads of a plain safetensors index, or None"},
+    {"replay_modules", replay_modules, METH_VARARGS,
+     "the modules of known plans taken off the end of a list (parsers/conventions.py)"},
     {"first_numbers", first_numbers, METH_VARARGS,
      "each name's first number after a dot (roles), zeroed, as digits, and what follows"},
     {NULL, NULL, 0, NULL}

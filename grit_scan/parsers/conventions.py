@@ -268,38 +268,48 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     # pairs, each as the number of its first sight, in the parts' order (a
     # module listing them in another order is another signature)
     seen: dict[tuple[str, tuple[int, ...]], int] = {}
-    sig_at = array("q", map(seen.setdefault, zip(cols.dtypes, cols.shapes), count())).__getitem__
+    sigs = array("q", map(seen.setdefault, zip(cols.dtypes, cols.shapes), count()))
+    sig_at = sigs.__getitem__
     del seen
     plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
-    # a plan replayed by its PlanReplays: (that Replays' index in ctx.out,
-    # the parts it consumes), by the plan's id; such a module costs two
+    # a signature whose plan is replayed by its PlanReplays: (that Replays'
+    # index in ctx.out, the parts it consumes); such a module costs two
     # array entries, added here (issue 15: 200,000 modules)
-    quick: dict[int, tuple[int, tuple[int, ...]]] = {}
-    add_kind, add_val = ctx.out.appenders()
+    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
+    kinds, vals = ctx.out.column_arrays()
+    add_kind, add_val = kinds.append, vals.append
     # Modules are taken out as they are done (the names list is consumed from
     # its end): what a module's entry held is free for its QTensor, and the
     # whole map is never alive beside every QTensor (issue 15: peak memory)
     # (as a list: a dict's table never shrinks as entries are taken out)
     order = sorted(modules.items(), reverse=True)
     del modules
+    replay_c = None if _compiled is None else getattr(_compiled, "replay_modules", None)
     while order:
+        if replay_c is not None and fast:
+            # the modules of replayed plans, in one C pass (the loop below
+            # does the same for them when the helper is missing)
+            k_bytes, v_bytes = replay_c(order, sigs, fast, used)
+            kinds.frombytes(k_bytes)
+            vals.frombytes(v_bytes)
+            if not order:
+                break
         mod, flat = order.pop()
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         key = (flat[0::2], tuple(map(sig_at, gs)))
+        hit = fast.get(key)
+        g0 = gs[0]
+        if hit is not None and gs[-1] - g0 == len(gs) - 1:
+            add_kind(hit[0])
+            add_val(g0)
+            for k in hit[1]:
+                used[g0 + k] = 1
+            continue
         plan = plans.get(key, _UNSEEN)
         if plan is None:
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             continue
-        if plan is not _UNSEEN:
-            fast = quick.get(id(plan))
-            g0 = gs[0]
-            if fast is not None and gs[-1] - g0 == len(gs) - 1:
-                add_kind(fast[0])
-                add_val(g0)
-                for k in fast[1]:
-                    used[g0 + k] = 1
-                continue
-        else:
+        if plan is _UNSEEN:
             n_out, n_issues = len(ctx.out), len(art.issues)
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
@@ -311,7 +321,7 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
         plan.apply(ctx, mod, gs)
         maker = ctx.makers.get(id(plan))
         if maker is not None:
-            quick[id(plan)] = (ctx.out.maker_index(maker), plan.used)
+            fast[key] = (ctx.out.maker_index(maker), plan.used)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))

@@ -1,0 +1,190 @@
+"""Issue 15: ``_fnv.replay_modules`` runs conventions.infer's replay loop in C
+for modules whose plan is known.  It must take exactly the modules the
+Python loop would take, in the same order, mark the same positions, and
+leave every other module to the Python loop.  The reference here is the
+contract written out in Python, independently of conventions.py; the
+second test holds a whole ``infer`` with the helper to one without it."""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grit_scan.artifact import Artifact, Format
+from grit_scan.parsers import conventions
+from grit_scan.parsers.roles import role_function
+
+compiled = conventions._compiled
+needs_c = pytest.mark.skipif(compiled is None or not hasattr(compiled, "replay_modules"),
+                             reason="the compiled helper is not built")
+
+Key = tuple[tuple[str, ...], tuple[int, ...]]
+
+
+def reference(order: list[Any], sig: list[int], fast: dict[Key, Any],
+              used: bytearray) -> tuple[list[int], list[int]]:
+    """The documented contract: take modules off the end of ``order`` while
+    the last one's signature is in ``fast`` and its parts are one after the
+    other."""
+    kinds: list[int] = []
+    vals: list[int] = []
+    while order:
+        mod, flat = order[-1]
+        sufs, gs = tuple(flat[0::2]), tuple(flat[1::2])
+        hit = fast.get((sufs, tuple(sig[g] for g in gs)))
+        if hit is None or gs[-1] - gs[0] != len(gs) - 1:
+            break
+        order.pop()
+        for k in hit[1]:
+            used[gs[0] + k] = 1
+        kinds.append(hit[0])
+        vals.append(gs[0])
+    return kinds, vals
+
+
+SUFS = [".weight", ".weight_scale", ".bias"]
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[list[Any], list[int], dict[Key, Any], int]:
+    n = draw(st.integers(1, 40))
+    sig = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    order: list[Any] = []
+    for m in range(draw(st.integers(0, 12))):
+        parts = draw(st.integers(1, 3))
+        start = draw(st.integers(0, n - 1))
+        contiguous = draw(st.booleans())
+        gs = ([min(start + j, n - 1) for j in range(parts)] if contiguous
+              else draw(st.lists(st.integers(0, n - 1), min_size=parts, max_size=parts)))
+        sufs = draw(st.lists(st.sampled_from(SUFS), min_size=parts, max_size=parts))
+        order.append((f"m{m}", tuple(x for pair in zip(sufs, gs) for x in pair)))
+    # every module's signature may be known, with parts consumed that fit
+    fast: dict[Key, Any] = {}
+    for _mod, flat in order:
+        if draw(st.booleans()):
+            sufs, gs = tuple(flat[0::2]), tuple(flat[1::2])
+            key = (sufs, tuple(sig[g] for g in gs))
+            room = n - gs[0]
+            fast[key] = (draw(st.integers(0, 5)),
+                         tuple(draw(st.lists(st.integers(0, max(0, min(len(gs), room) - 1)),
+                                             max_size=len(gs), unique=True))))
+    return order, sig, fast, n
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(case=cases())
+def test_replay_modules_is_the_contract(case: tuple[list[Any], list[int], dict[Key, Any], int]
+                                        ) -> None:
+    order, sig, fast, n = case
+    want_order, want_used = list(order), bytearray(n)
+    want = reference(want_order, sig, fast, want_used)
+    got_order, got_used = list(order), bytearray(n)
+    kb, vb = compiled.replay_modules(got_order, array("q", sig), fast, got_used)
+    assert (list(array("i", kb)), list(array("q", vb))) == want
+    assert got_order == want_order and got_used == want_used
+
+
+@needs_c
+def test_replay_modules_leaves_odd_entries_to_python() -> None:
+    sig = array("q", [0, 1, 0, 1])
+    fast = {((".weight", ".weight_scale"), (0, 1)): (3, (0, 1))}
+    good = ("a", (".weight", 0, ".weight_scale", 1))
+    for odd in [("b", [".weight", 2, ".weight_scale", 3]),  # not a tuple
+                ("b", (".weight", 2, ".weight_scale")),  # odd length
+                ("b", (".weight", 2 ** 70, ".weight_scale", 3)),  # no such position
+                ("b", (".weight", -1, ".weight_scale", 0)),
+                ("b", (".weight", 2.0, ".weight_scale", 3)),
+                "b"]:
+        order: list[Any] = [odd, good]
+        used = bytearray(4)
+        kb, vb = compiled.replay_modules(order, sig, fast, used)
+        assert list(array("i", kb)) == [3] and list(array("q", vb)) == [0]
+        assert order == [odd] and used == bytearray([1, 1, 0, 0])
+    # a consumed part past the end of ``used``: left, nothing marked
+    order = [good]
+    used = bytearray(1)
+    assert compiled.replay_modules(order, sig, {**fast, next(iter(fast)): (3, (0, 1))},
+                                   used) == (b"", b"")
+    assert order == [good] and used == bytearray(1)
+
+
+def _columns(spec: list[tuple[int, str, int, str, bool]]) -> conventions.Columns:
+    """Modules of FP8 per-channel parts (weight, scale), some with their
+    scale listed at the end (parts not one after the other), some with a
+    bias, some without a scale."""
+    names: list[str] = []
+    dtypes: list[str] = []
+    shapes: list[tuple[int, ...]] = []
+    late: list[tuple[str, str, tuple[int, ...]]] = []
+    for layer, proj, rows, sdt, apart in spec:
+        m = f"model.layers.{layer}.{proj}"
+        if m + ".weight" in names:
+            continue
+        names.append(m + ".weight")
+        dtypes.append("F8_E4M3")
+        shapes.append((rows, 32))
+        if sdt == "none":
+            continue
+        entry = (m + ".weight_scale", sdt, (rows, 1))
+        if apart:
+            late.append(entry)
+        else:
+            names.append(entry[0])
+            dtypes.append(entry[1])
+            shapes.append(entry[2])
+        if proj.endswith("q_proj"):
+            names.append(m + ".bias")
+            dtypes.append("BF16")
+            shapes.append((rows,))
+    for name, dt, shape in late:
+        names.append(name)
+        dtypes.append(dt)
+        shapes.append(shape)
+    nbytes = [64] * len(names)
+    return conventions.Columns(names, dtypes, shapes, list(range(0, 64 * len(names), 64)),
+                               nbytes, nbytes)
+
+
+def _infer(cols: conventions.Columns) -> tuple[list[Any], Any, bytearray, list[str]]:
+    art = Artifact(path="m.safetensors", abs_path="", format=Format.SAFETENSORS)
+    used = bytearray(len(cols))
+    qs = conventions.infer(art, cols, used, None, role_function("llama", None))
+    got = qs.columns()
+    columns = None if got is None else (list(got[0]), list(got[1]), [m.plan for m in got[2]])
+    return list(qs), columns, used, [i.message for i in art.issues]
+
+
+class _NoReplay:
+    """The compiled module without ``replay_modules``."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "replay_modules":
+            raise AttributeError(name)
+        return getattr(compiled, name)
+
+
+@needs_c
+@settings(max_examples=150, deadline=None)
+@given(spec=st.lists(st.tuples(st.integers(0, 30),
+                               st.sampled_from(["mlp.down_proj", "self_attn.q_proj"]),
+                               st.sampled_from([4, 8]),
+                               st.sampled_from(["F32", "BF16", "none"]),
+                               st.booleans()),
+                     max_size=40))
+def test_infer_with_and_without_the_helper(spec: list[tuple[int, str, int, str, bool]]) -> None:
+    cols = _columns(spec)
+    with_c = _infer(cols)
+    mod = sys.modules[conventions.__name__]
+    saved = mod._compiled
+    mod._compiled = _NoReplay()  # type: ignore[assignment]
+    try:
+        without = _infer(cols)
+    finally:
+        mod._compiled = saved
+    assert with_c == without
