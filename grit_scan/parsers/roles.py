@@ -37,14 +37,17 @@ _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qw
 
 @lru_cache(maxsize=32)
 def _name_map(arch_name: str, n_layers: int = budgets.NAME_MAP_LAYERS.value) -> object | None:
-    import gguf  # here, not at the top: only a model with an architecture needs it
+    # here, not at the top: only a model with an architecture needs it; and
+    # gguf's two modules alone, not its package (numpy, yaml: start-up, issue 15)
+    from .gguf_constants import constants, tensor_mapping
 
-    arch_by_name = {name: arch for arch, name in gguf.MODEL_ARCH_NAMES.items()}
+    arch_by_name = {name: arch for arch, name in constants().MODEL_ARCH_NAMES.items()}
     arch = arch_by_name.get(_ALIASES.get(arch_name, arch_name))
     if arch is None:
         return None
     try:
-        return gguf.get_tensor_name_map(arch, max(1, n_layers))
+        tmap: object = tensor_mapping().get_tensor_name_map(arch, max(1, n_layers))
+        return tmap
     except Exception:  # noqa: BLE001 - gguf raises assorted errors for odd archs
         return None
 
