@@ -166,7 +166,8 @@ def test_gguf_scan_imports_no_numpy(fixture, types, tmp_path):
 def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
     """gguf's tensor-name map serves the roles of quantised tensors only: a
     float model whose config.json names an architecture never loads it, a
-    quantised one does (and maps its roles through it)."""
+    quantised one does (and maps its roles through it), without the rest of
+    the gguf package."""
     import json
 
     (tmp_path / "config.json").write_text(json.dumps(
@@ -185,7 +186,10 @@ def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
         m + ".weight_scale_2": Raw("F32", [1], bytes(4))})
     code, out, err, mods = imported(["scan", "--json", "."], tmp_path)
     assert '"role": "blk.0.ffn_down.weight"' in out, err
-    assert "gguf" in {m.split(".")[0] for m in mods}
+    # through gguf's tensor-name map, loaded alone (parsers/gguf_constants.py):
+    # the gguf package, numpy and yaml stay out
+    assert "grit_scan._gguf.tensor_mapping" in mods
+    assert not {"gguf", "numpy", "yaml"} & {m.split(".")[0] for m in mods}
 
 
 # --- the shortcuts give what they replace ---------------------------------
