@@ -28,6 +28,8 @@ from ..api import (
     write_manifest,
 )
 from ..codec.errors import GritError
+from ..collector import paused
+from ..config import Settings
 from ..report.formats import OutputFormat, RenderOptions, render
 from ..report.policy import NOTHING_PARSED, ExitPolicy
 from ..report.report import Report
@@ -193,6 +195,23 @@ def scan_cmd(
         if not targets:
             typer.echo("grit: no model among the changed files; nothing to scan")
             raise typer.Exit(0)
+    # The collector stays paused from the scan to the end of the report (api.scan
+    # and render pause it each, and in between it would walk every object the
+    # scan made, once or twice: issue 15); the report is let go before it runs
+    # again, so it finds only what outlives the command.
+    with paused():
+        code = _scan_and_emit(targets, fmt, exit_policy, statistics, output_file, deep,
+                              select, ignore, jobs, fail_on, settings,
+                              RemoteOptions(timeout=timeout, retries=retries,
+                                            budget=max_remote_bytes))
+    raise typer.Exit(code)
+
+
+def _scan_and_emit(targets: list[str], fmt: OutputFormat, exit_policy: ExitPolicy,
+                   statistics: bool, output_file: Path | None, deep: bool,
+                   select: str | None, ignore: str | None, jobs: int | None,
+                   fail_on: str | None, settings: Settings, remote: RemoteOptions) -> int:
+    """Scan, write the report, and return the exit code."""
     progress = read_progress = None
     bar = _progress()
     if bar is not None:
@@ -205,12 +224,10 @@ def scan_cmd(
     try:
         report = scan(targets, deep=deep, select=select, ignore=ignore, jobs=jobs,
                       debug=debug_enabled(), progress=progress, read_progress=read_progress,
-                      fail_on=fail_on, settings=settings,
-                      remote=RemoteOptions(timeout=timeout, retries=retries,
-                                           budget=max_remote_bytes))
+                      fail_on=fail_on, settings=settings, remote=remote)
     except NoSuchPath as exc:
         error_line(str(exc))
-        raise typer.Exit(NOTHING_PARSED[exit_policy]) from None
+        return NOTHING_PARSED[exit_policy]
     except GritError as exc:
         raise UsageError(str(exc)) from None
     finally:
@@ -224,9 +241,9 @@ def scan_cmd(
     if empty is not None:
         error_line(empty)
         if fmt not in (OutputFormat.JSON, OutputFormat.SARIF):
-            raise typer.Exit(report.exit_code(exit_policy))
+            return report.exit_code(exit_policy)
     emit(report, fmt, RenderOptions(policy=exit_policy, statistics=statistics), output_file)
-    raise typer.Exit(report.exit_code(exit_policy))
+    return report.exit_code(exit_policy)
 
 
 def output_format_of(fmt: OutputFormat, as_json: bool, as_sarif: bool) -> OutputFormat:
