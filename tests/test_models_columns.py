@@ -73,3 +73,71 @@ def test_an_issue_naming_a_module_goes_to_the_first_shard_listing_a_tensor_under
     notes = {name: [i.tensor for i in arts[name].issues if i.code.value == "note"]
              for name in (one.name, two.name)}
     assert notes == {one.name: ["m.d"], two.name: ["m.d.weight"]}
+
+
+def _fp8(m: str) -> dict[str, Raw]:
+    return {m + ".weight": Raw("F8_E4M3", [4, 32], bytes(128)),
+            m + ".weight_scale": Raw("F32", [4, 1], bytes(16))}
+
+
+def _indexed_model(root: Path, base: str, layers: range) -> list[str]:
+    """Two shards of FP8 modules under ``base``, and their index."""
+    wm: dict[str, str] = {}
+    names = []
+    half = len(layers) // 2
+    for k, part in enumerate((layers[:half], layers[half:])):
+        name = f"{base}-0000{k + 1}-of-00002.safetensors"
+        tensors: dict[str, Raw] = {}
+        for layer in part:
+            tensors |= _fp8(f"model.layers.{layer}.mlp.down_proj")
+        write_safetensors(root / name, tensors)
+        wm |= {n: name for n in tensors}
+        names.append(name)
+    (root / f"{base}.safetensors.index.json").write_text(
+        json.dumps({"metadata": {}, "weight_map": wm}))
+    return names
+
+
+def test_two_indexed_models_in_one_directory_are_two_models(tmp_path: Path) -> None:
+    """consolidated.safetensors.index.json beside model.safetensors.index.json
+    (as Mistral's repositories ship): each index's shards are one model, and
+    every FP8 module of both is described.  Both were keyed as the
+    directory's one indexed model, and the first index's shards were left
+    with nothing described."""
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    shards = _indexed_model(tmp_path, "consolidated", range(4)) + _indexed_model(
+        tmp_path, "model", range(6))
+    arts = {Path(a.abs_path).name: a for a in scan([str(tmp_path)]).artifacts}
+    assert {s: len(arts[s].quantized) for s in shards} == {
+        "consolidated-00001-of-00002.safetensors": 2, "consolidated-00002-of-00002.safetensors": 2,
+        "model-00001-of-00002.safetensors": 3, "model-00002-of-00002.safetensors": 3}
+    assert {arts[s].model for s in shards} == {
+        str(tmp_path / "consolidated.safetensors.index.json"),
+        str(tmp_path / "model.safetensors.index.json")}
+
+
+def test_an_exact_index_spares_the_name_overlap_check(tmp_path: Path, monkeypatch) -> None:
+    """An index that maps each of its shards' tensors to that shard, and
+    nothing else, already says no name is in two shards (index.Indexed):
+    parsers/models.py does not check again.  An index that is not exact
+    leaves the check to be done."""
+    from grit_scan.parsers import models
+
+    calls: list[int] = []
+    real = models._disjoint
+
+    def spy(members):  # type: ignore[no-untyped-def]
+        calls.append(len(members))
+        return real(members)
+
+    monkeypatch.setattr(models, "_disjoint", spy)
+    _indexed_model(tmp_path, "model", range(4))
+    got = scan([str(tmp_path)])
+    assert calls == [] and sum(len(a.quantized) for a in got.artifacts) == 4
+    # the index now misses a tensor: not exact, so the shards are checked
+    ix = tmp_path / "model.safetensors.index.json"
+    doc = json.loads(ix.read_text())
+    del doc["weight_map"]["model.layers.0.mlp.down_proj.weight_scale"]
+    ix.write_text(json.dumps(doc))
+    got = scan([str(tmp_path)])
+    assert calls == [2] and sum(len(a.quantized) for a in got.artifacts) == 4

@@ -15,6 +15,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import PureWindowsPath
 from typing import Any
 
@@ -100,26 +101,43 @@ def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
     return good
 
 
+@dataclass(frozen=True)
+class Indexed:
+    """What an index says of its directory's shards: the names it maps
+    tensors to (sorted), and whether each of them is here, parsed, and holds
+    exactly the tensors the index maps to it.  Then no tensor name is in two
+    of them (the index maps a name to one shard), which parsers/models.py
+    need not check again (issue 15: 400,000 names)."""
+
+    shards: tuple[str, ...]
+    exact: bool
+    name: str  # the index's file name
+
+
 def read_parsed(obj: Any, art: Artifact, names: Collection[str],
-                shards_read: Mapping[str, Artifact]) -> None:
+                shards_read: Mapping[str, Artifact]) -> Indexed | None:
     """An index's parsed JSON against the directory: ``names`` are the file
     names there, ``shards_read`` the shards already read, by file name.  The
-    shards it names go to ``art.metadata["shards"]``.  Callers drop ``obj``
-    afterwards: for 400,000 entries it holds ~90 MB, and the model's
-    conventions, inferred next, are where a sharded scan peaks (issue 15)."""
+    shards it names go to ``art.metadata["shards"]``, and are returned (None:
+    no usable weight map).  Callers drop ``obj`` afterwards: for 400,000
+    entries it holds ~90 MB, and the model's conventions, inferred next, are
+    where a sharded scan peaks (issue 15)."""
     wm = parse_index(obj, art)
     if wm is None:
-        return
+        return None
     distinct = set(wm.values())
     exists = {s: s in names for s in distinct}
     shards = {s: shards_read[s] for s in distinct if s in shards_read}
-    check_index(art, wm, shards, exists)
+    exact = check_index(art, wm, shards, exists)
     art.metadata["shards"] = sorted(distinct)
+    return Indexed(tuple(art.metadata["shards"]), exact, os.path.basename(art.path))
 
 
 def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Artifact],
-                exists: dict[str, bool]) -> None:
-    """Cross-check an index against the shard headers (same directory)."""
+                exists: dict[str, bool]) -> bool:
+    """Cross-check an index against the shard headers (same directory).
+    True: every shard it names is here, parsed, and holds exactly the
+    tensors it maps there (``Indexed.exact``)."""
     per_shard = Counter(weight_map.values())  # one pass: O(N), not O(N) per missing shard
     missing = sorted(s for s in per_shard if not exists.get(s))
     for s in missing:
@@ -133,7 +151,7 @@ def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Art
         # maps to it: nothing is unheld, duplicated or unindexed (checked per
         # shard at C speed, no map of every tensor built: issue 15)
         _total_size(art, total, bool(shards), missing)
-        return
+        return True
     # one pass over the shards' name columns and one over the entries; only
     # the problems are sorted (issue 15: 400,000 entries, a few hundred shards)
     holder: dict[str, str] = {}
@@ -161,6 +179,7 @@ def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Art
                   f"tensor {tensor!r} in {holder[tensor]!r} is not in the index: loaders that "
                   "go by the index never load it", tensor=tensor, path=holder[tensor])
     _total_size(art, total, bool(shards), missing)
+    return False
 
 
 def _exact(weight_map: dict[str, str], per_shard: Counter[str],

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..artifact import Artifact, Format, Issue, IssueCode, PlaneSeq, QList, QTensor, TensorTable
 from ..names import Declared
+from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
 
 if TYPE_CHECKING:
@@ -48,20 +49,21 @@ def hf_location(display: str) -> tuple[str, str] | None:
     return f"{m['org']}/{m['name']}", m["rev"]
 
 
-def assemble(arts: Sequence[Artifact], index_shards: Sequence[Sequence[str]],
+def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
              declared: Declared | None, role: Callable[[str], str]) -> None:
     """Finish the artifacts read from one directory (in place): models,
     conventions across shards, GGUF splits, cache repositories.
-    ``index_shards`` lists, per index file, the shard names it maps."""
+    ``index_shards`` says, per index file, the shard names it maps."""
     for a in arts:
         loc = hf_location(a.path)
         if loc is not None:
             a.repo, a.revision = loc
     st = [a for a in arts if a.format is Format.SAFETENSORS]
-    for model, members in _safetensors_models(st, index_shards).items():
+    models, disjoint = _safetensors_models(st, index_shards)
+    for model, members in models.items():
         for a in members:
             a.model = model
-        infer_model([a for a in members if a.parsed], declared, role)
+        infer_model([a for a in members if a.parsed], declared, role, model in disjoint)
         for a in members:
             if isinstance(a.tensors, TensorTable):
                 a.tensors.release()
@@ -73,16 +75,25 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Sequence[str]],
             check_split(model, members)
 
 
-def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Sequence[str]]
-                        ) -> dict[str, list[Artifact]]:
+def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Indexed]
+                        ) -> tuple[dict[str, list[Artifact]], set[str]]:
+    """The models (their shards, by model key), and the keys of those whose
+    shards are known to share no tensor name (an exact index's)."""
     by_name = {os.path.basename(a.path): a for a in arts}
     out: dict[str, list[Artifact]] = {}
+    disjoint: set[str] = set()
     taken: set[str] = set()
-    for shards in index_shards:
-        members = [by_name[s] for s in sorted(set(shards)) if s in by_name and s not in taken]
+    for ix in index_shards:
+        members = [by_name[s] for s in ix.shards if s in by_name and s not in taken]
         if members:
             taken.update(os.path.basename(a.path) for a in members)
-            out[_model_key(members[0], "index")] = members
+            # one model per index, keyed by the index's file: a directory may
+            # hold two indexed models (consolidated.safetensors.index.json
+            # beside model.safetensors.index.json)
+            key = _model_key(members[0], ix.name)
+            out[key] = members
+            if ix.exact:
+                disjoint.add(key)  # some of an exact index's shards: still disjoint
     pattern: dict[str, list[Artifact]] = defaultdict(list)
     for name, a in sorted(by_name.items()):
         if name in taken:
@@ -93,7 +104,7 @@ def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Sequenc
         else:
             out[a.path] = [a]
     out.update(pattern)
-    return out
+    return out, disjoint
 
 
 def _model_key(a: Artifact, base: str) -> str:
@@ -101,13 +112,14 @@ def _model_key(a: Artifact, base: str) -> str:
 
 
 def infer_model(members: Sequence[Artifact], declared: Declared | None,
-                role: Callable[[str], str]) -> None:
+                role: Callable[[str], str], disjoint: bool = False) -> None:
     """Conventions over the union of a model's shards; each inferred tensor
-    goes to the shard holding its data, issues to the shard they name."""
+    goes to the shard holding its data, issues to the shard they name.
+    ``disjoint``: the shards are known to share no tensor name."""
     if not members:
         return
     if (not any(a.claimed for a in members) and all(map(_only_floats, members))
-            and _disjoint(members)):
+            and (disjoint or _disjoint(members))):
         # nothing here can be quantised (no convention uses only float
         # dtypes): counted from the dtype columns, no records built
         for a in members:
@@ -122,7 +134,7 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         a.quantized.extend(conventions.infer(a, cols, conventions.used_mask(cols, a.claimed),
                                              declared, role))
         return
-    overlap = not _disjoint(members)
+    overlap = not (disjoint or _disjoint(members))
     cols = _columns(members, overlap)
     used = conventions.used_mask(cols, set().union(*(a.claimed for a in members)))
     by_path = {a.abs_path: a for a in members}

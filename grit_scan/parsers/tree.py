@@ -306,18 +306,17 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         if tick is not None:
             tick()
         by_name[os.path.basename(disp)] = art
-    index_shards: list[list[str]] = []
+    index_shards: list[index.Indexed] = []
     indexes.reverse()
     while indexes:
         # each index checked against the shards, then its parsed JSON
         # dropped before the model's conventions are inferred
         # (index.read_parsed)
         art, obj = indexes.pop()
-        if obj is not None:
-            index.read_parsed(obj, art, d.names, by_name)
+        got = None if obj is None else index.read_parsed(obj, art, d.names, by_name)
         del obj
-        if "shards" in art.metadata:
-            index_shards.append(art.metadata["shards"])
+        if got is not None:
+            index_shards.append(got)
         scan.artifacts.append(art)
     # the directory's files as the models they make up (conventions across
     # shards, GGUF splits, cache repositories)

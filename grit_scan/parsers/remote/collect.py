@@ -140,7 +140,7 @@ class _Reading:
             self.scan.artifacts.append(art)
             by_name[posixpath.basename(rel)] = art
         names = {posixpath.basename(r) for r in rels if r not in self.absent}
-        index_shards: list[list[str]] = []
+        index_shards: list[index.Indexed] = []
         for rel in rels:
             if kinds[rel] is Format.MANIFEST:
                 self.scan.skipped.append(Issue(
@@ -152,10 +152,10 @@ class _Reading:
             art = Artifact(path=disp, abs_path=disp, format=Format.INDEX, group=group)
             obj = self.json(rel, art)
             if obj is not None:
-                index.read_parsed(obj, art, names, by_name)
+                got = index.read_parsed(obj, art, names, by_name)
                 obj = None  # freed before the model is assembled (index.read_parsed)
-                if "shards" in art.metadata:
-                    index_shards.append(art.metadata["shards"])
+                if got is not None:
+                    index_shards.append(got)
             self.scan.artifacts.append(art)
         # the same model-level reading as a local directory
         models.assemble(list(by_name.values()), index_shards, declared, role)
