@@ -100,7 +100,8 @@ def _indexed_model(root: Path, base: str, layers: range) -> list[str]:
 
 def test_two_indexed_models_in_one_directory_are_two_models(tmp_path: Path) -> None:
     """consolidated.safetensors.index.json beside model.safetensors.index.json
-    (as Mistral's repositories ship): each index's shards are one model, and
+    (Mistral-Large-Instruct-2407's two sets of shards, llama.cpp#8807): each
+    index's shards are one model, and
     every FP8 module of both is described.  Both were keyed as the
     directory's one indexed model, and the first index's shards were left
     with nothing described."""
