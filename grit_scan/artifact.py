@@ -481,7 +481,11 @@ class QList(_QListBase):
         if not self:
             self._objs, self._makers = [], list(makers)
             self._maker_ix = {m: k for k, m in enumerate(self._makers)}
-            self._kinds, self._vals = array("i", kinds), array("q", vals)
+            # arrays of the columns' types are taken as they are
+            self._kinds = kinds if isinstance(kinds, array) and kinds.typecode == "i" \
+                else array("i", kinds)
+            self._vals = vals if isinstance(vals, array) and vals.typecode == "q" \
+                else array("q", vals)
             self._roles = self._grouped = None
             return
         for k, g in zip(kinds, vals):

@@ -1,14 +1,15 @@
 """Issue 15: ``_fnv.replay_modules`` runs conventions.infer's replay loop in C
-for modules whose plan is known.  It must take exactly the modules the
-Python loop would take, in the same order, mark the same positions, and
-leave every other module to the Python loop.  The reference here is the
-contract written out in Python, independently of conventions.py; the
-second test holds a whole ``infer`` with the helper to one without it."""
+for modules whose plan is known, and ``_fnv.distribute`` groups a model's
+replayed tensors by the shard holding their data (parsers/models.py).  Each
+must do exactly what the Python it stands in for does: the references here
+are their contracts written out in Python, independently of the code under
+test, and whole scans are held to the same scans without the helpers."""
 
 from __future__ import annotations
 
 import sys
 from array import array
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -188,3 +189,94 @@ def test_infer_with_and_without_the_helper(spec: list[tuple[int, str, int, str, 
     finally:
         mod._compiled = saved
     assert with_c == without
+
+
+# --- _fnv.distribute: parsers/models.py's grouping of replays by shard ------
+
+needs_distribute = pytest.mark.skipif(compiled is None or not hasattr(compiled, "distribute"),
+                                      reason="the compiled helper is not built")
+
+
+@st.composite
+def spreads(draw: st.DrawFn) -> tuple[list[int], list[int], list[int], list[int], str]:
+    n_pos = draw(st.integers(1, 30))
+    code = draw(st.sampled_from(["H", "q"]))
+    run = draw(st.lists(st.integers(0, 6), min_size=n_pos, max_size=n_pos))
+    parts = draw(st.lists(st.integers(0, 3), min_size=1, max_size=4))
+    n = draw(st.integers(0, 25))
+    kinds = draw(st.lists(st.integers(0, len(parts) - 1), min_size=n, max_size=n))
+    vals = [draw(st.integers(0, max(0, n_pos - 1 - parts[k]))) for k in kinds]
+    return kinds, vals, parts, run, code
+
+
+@needs_distribute
+@settings(max_examples=400, deadline=None)
+@given(case=spreads(), spoil=st.sampled_from(["", "kind", "val", "neg"]))
+def test_distribute_is_a_stable_grouping_by_file(
+        case: tuple[list[int], list[int], list[int], list[int], str], spoil: str) -> None:
+    kinds, vals, parts, run, code = case
+    if spoil and kinds:
+        if spoil == "kind":
+            kinds = [len(parts)] + kinds[1:]
+        elif spoil == "val":
+            vals = [len(run)] + vals[1:]
+        else:
+            vals = [-1] + vals[1:]
+    got = compiled.distribute(array("i", kinds), array("q", vals), array("q", parts),
+                              array(code, run), array(code).itemsize)
+    if any(k >= len(parts) for k in kinds) or any(
+            g < 0 or g + parts[k] >= len(run) for k, g in zip(kinds, vals)):
+        assert got is None
+        return
+    want: dict[int, tuple[list[int], list[int]]] = {}
+    for k, g in zip(kinds, vals):
+        ks, vs = want.setdefault(run[g + parts[k]], ([], []))
+        ks.append(k)
+        vs.append(g)
+    assert [(f, list(array("i", kb)), list(array("q", vb))) for f, kb, vb in got] == [
+        (f, *want[f]) for f in sorted(want)]
+
+
+def test_distribute_with_and_without_the_helper(tmp_path: Path, monkeypatch) -> None:
+    """A sharded model whose modules sit in three shards, two straddling two
+    (weight last in one shard, scale first in the next): each shard gets the
+    same replayed tensors, in the same order, either way."""
+    import json
+
+    from grit_scan import scan
+    from grit_scan.parsers import models
+    from grit_scan.writers import Raw, write_safetensors
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    wm: dict[str, str] = {}
+    for k in range(3):
+        name = f"model-0000{k + 1}-of-00003.safetensors"
+        tensors = {}
+        if k:  # first, the previous shard's last module's scale (parts one after the other)
+            tensors[f"model.layers.{4 * k - 1}.self_attn.q_proj.weight_scale"] = Raw(
+                "F32", [4, 1], bytes(16))
+        for layer in range(4 * k, 4 * k + 4):
+            for proj in ("mlp.down_proj", "self_attn.q_proj"):
+                m = f"model.layers.{layer}.{proj}"
+                tensors[m + ".weight"] = Raw("F8_E4M3", [4, 32], bytes(128))
+                if not (layer == 4 * k + 3 and proj == "self_attn.q_proj" and k < 2):
+                    tensors[m + ".weight_scale"] = Raw("F32", [4, 1], bytes(16))
+        write_safetensors(tmp_path / name, tensors)
+        wm |= {n: name for n in tensors}
+    (tmp_path / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {}, "weight_map": wm}))
+
+    def shards() -> dict[str, tuple[list[str], Any]]:
+        out = {}
+        for a in scan([str(tmp_path)]).artifacts:
+            if a.quantized:
+                got = a.quantized.columns()
+                assert got is not None
+                out[Path(a.path).name] = (a.quantized.names(), (list(got[0]), list(got[1])))
+        return out
+
+    with_c = shards()
+    monkeypatch.setattr(models, "_compiled", None)
+    without = shards()
+    assert with_c == without
+    assert sorted(len(v[0]) for v in with_c.values()) == [8, 8, 8]

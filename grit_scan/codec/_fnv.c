@@ -1308,6 +1308,104 @@ fail:
     return result;
 }
 
+/* distribute(kinds, vals, parts, run, run_size) -> [(file, kinds, vals), ...] | None
+ *
+ * parsers/models.py ``_distribute``'s grouping of a model's replayed
+ * tensors by the file holding each one's data plane (issue 15: 200,000
+ * modules over 500 shards).  ``kinds`` holds native C ints and ``vals``
+ * native int64s (a QList's columns), ``parts`` an int64 per kind (the data
+ * plane's part), ``run`` the file number of each position, ``run_size``
+ * bytes each (2: uint16, 8: int64).  Tensor i's file is run[vals[i] +
+ * parts[kinds[i]]].  The result lists each file that has tensors, in
+ * ascending order, with its tensors' kinds and vals (bytes of the same
+ * types) in listing order: a stable counting sort.  None when a kind, a
+ * position or a file number is out of range, or the buffers do not fit
+ * their types: the caller then groups them in Python. */
+
+static PyObject *distribute(PyObject *self, PyObject *args) {
+    Py_buffer kb, vb, pb, rb;
+    Py_ssize_t run_size;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*n:distribute", &kb, &vb, &pb, &rb, &run_size))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t *file_of = NULL, *count = NULL, *fill = NULL;
+    Py_ssize_t n = kb.len / (Py_ssize_t)sizeof(int), nparts = pb.len / 8;
+    Py_ssize_t nrun = (run_size == 2 || run_size == 8) ? rb.len / run_size : -1;
+    const int *kinds = (const int *)kb.buf;
+    const long long *vals = (const long long *)vb.buf, *parts = (const long long *)pb.buf;
+    if (nrun < 0 || kb.len % (Py_ssize_t)sizeof(int) || vb.len != n * 8 || pb.len % 8)
+        goto none;
+    Py_ssize_t nfiles = 0;
+    file_of = malloc((size_t)(n ? n : 1) * sizeof *file_of);
+    if (file_of == NULL) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int k = kinds[i];
+        if (k < 0 || k >= nparts) goto none;
+        long long g = vals[i], p = parts[k];
+        if (g < 0 || p < 0 || g >= nrun || p >= nrun - g) goto none;
+        long long f = run_size == 2 ? (long long)((const uint16_t *)rb.buf)[g + p]
+                                    : ((const long long *)rb.buf)[g + p];
+        if (f < 0 || f > PY_SSIZE_T_MAX / 2) goto none;
+        file_of[i] = (Py_ssize_t)f;
+        if (f + 1 > nfiles) nfiles = (Py_ssize_t)f + 1;
+    }
+    count = calloc((size_t)(nfiles ? nfiles : 1), sizeof *count);
+    fill = calloc((size_t)(nfiles ? nfiles : 1), sizeof *fill);
+    if (count == NULL || fill == NULL) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < n; i++) count[file_of[i]]++;
+    result = PyList_New(0);
+    if (result == NULL) goto done;
+    /* one (kinds, vals) pair of bytes per file with tensors, filled in order */
+    PyObject **kout = calloc((size_t)(nfiles ? nfiles : 1), sizeof *kout);
+    PyObject **vout = calloc((size_t)(nfiles ? nfiles : 1), sizeof *vout);
+    if (kout == NULL || vout == NULL) {
+        free(kout); free(vout);
+        PyErr_NoMemory();
+        Py_CLEAR(result);
+        goto done;
+    }
+    int failed = 0;
+    for (Py_ssize_t f = 0; f < nfiles && !failed; f++) {
+        if (!count[f]) continue;
+        kout[f] = PyBytes_FromStringAndSize(NULL, count[f] * (Py_ssize_t)sizeof(int));
+        vout[f] = PyBytes_FromStringAndSize(NULL, count[f] * 8);
+        if (kout[f] == NULL || vout[f] == NULL) failed = 1;
+    }
+    if (!failed) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_ssize_t f = file_of[i], at = fill[f]++;
+            ((int *)PyBytes_AS_STRING(kout[f]))[at] = kinds[i];
+            ((long long *)PyBytes_AS_STRING(vout[f]))[at] = vals[i];
+        }
+        for (Py_ssize_t f = 0; f < nfiles && !failed; f++) {
+            if (!count[f]) continue;
+            PyObject *item = Py_BuildValue("(nOO)", f, kout[f], vout[f]);
+            if (item == NULL || PyList_Append(result, item) < 0) failed = 1;
+            Py_XDECREF(item);
+        }
+    }
+    for (Py_ssize_t f = 0; f < nfiles; f++) {
+        Py_XDECREF(kout[f]);
+        Py_XDECREF(vout[f]);
+    }
+    free(kout);
+    free(vout);
+    if (failed) Py_CLEAR(result);
+    goto done;
+none:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    free(file_of);
+    free(count);
+    free(fill);
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&rb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -1328,6 +1426,8 @@ static PyMethodDef methods[] = {
      "json.loads of a plain safetensors index, or None"},
     {"replay_modules", replay_modules, METH_VARARGS,
      "the modules of known plans taken off the end of a list (parsers/conventions.py)"},
+    {"distribute", distribute, METH_VARARGS,
+     "replayed tensors grouped by the file of their data plane (parsers/models.py)"},
     {"first_numbers", first_numbers, METH_VARARGS,
      "each name's first number after a dot (roles), zeroed, as digits, and what follows"},
     {NULL, NULL, 0, NULL}
