@@ -63,6 +63,9 @@ def cases(draw: st.DrawFn) -> tuple[list[Any], list[int], dict[Key, Any], int]:
         gs = ([min(start + j, n - 1) for j in range(parts)] if contiguous
               else draw(st.lists(st.integers(0, n - 1), min_size=parts, max_size=parts)))
         sufs = draw(st.lists(st.sampled_from(SUFS), min_size=parts, max_size=parts))
+        # some suffixes equal to, not the same objects as, the others'
+        # (the helper caches signatures by identity)
+        sufs = [("".join(list(x)) if draw(st.booleans()) else x) for x in sufs]
         order.append((f"m{m}", tuple(x for pair in zip(sufs, gs) for x in pair)))
     # every module's signature may be known, with parts consumed that fit
     fast: dict[Key, Any] = {}
@@ -162,10 +165,10 @@ def _infer(cols: conventions.Columns) -> tuple[list[Any], Any, bytearray, list[s
 
 
 class _NoReplay:
-    """The compiled module without ``replay_modules``."""
+    """The compiled module without ``replay_modules`` and ``first_sights``."""
 
     def __getattr__(self, name: str) -> Any:
-        if name == "replay_modules":
+        if name in ("replay_modules", "first_sights"):
             raise AttributeError(name)
         return getattr(compiled, name)
 
@@ -280,3 +283,30 @@ def test_distribute_with_and_without_the_helper(tmp_path: Path, monkeypatch) -> 
     without = shards()
     assert with_c == without
     assert sorted(len(v[0]) for v in with_c.values()) == [8, 8, 8]
+
+
+# --- _fnv.first_sights: conventions.infer's signature numbers ---------------
+
+@needs_c
+@settings(max_examples=300, deadline=None)
+@given(pairs=st.lists(st.tuples(st.sampled_from(["F32", "BF16", "U8"]),
+                                st.lists(st.integers(0, 3), max_size=3).map(tuple),
+                                st.booleans()),
+                      max_size=60))
+def test_first_sights_are_the_first_positions_of_equal_pairs(
+        pairs: list[tuple[str, tuple[int, ...], bool]]) -> None:
+    # equal shapes as one object or as copies (a cache by identity must not
+    # tell them apart)
+    dtypes = [d if same else "".join(list(d)) for d, _s, same in pairs]
+    shapes = [s if same else tuple(list(s)) for _d, s, same in pairs]
+    want = [next(j for j in range(len(pairs)) if (dtypes[j], shapes[j]) == (dtypes[i], shapes[i]))
+            for i in range(len(pairs))]
+    assert list(array("q", compiled.first_sights(dtypes, shapes))) == want
+
+
+@needs_c
+def test_first_sights_leaves_odd_columns_to_python() -> None:
+    assert compiled.first_sights(["F32"], [(1,), (2,)]) is None  # lengths differ
+    assert compiled.first_sights(["F32"], [[1]]) is None  # not a tuple
+    assert compiled.first_sights([b"F32"], [(1,)]) is None  # not a str
+    assert compiled.first_sights(["F32"], [(1.0,)]) is None  # not an int extent

@@ -1204,6 +1204,56 @@ fail:
  * same for such modules when this helper is missing (tests/test_qlist.py
  * holds the two to each other). */
 
+#define RM_CACHE 256  /* slots of replay_modules' signature cache; a power of two */
+#define RM_PARTS 8    /* the most parts a cached signature has */
+
+typedef struct {
+    Py_ssize_t parts;
+    PyObject *suf[RM_PARTS];  /* borrowed: identity only */
+    long long num[RM_PARTS];
+    Py_ssize_t g[RM_PARTS];   /* the probing module's positions (not compared) */
+    PyObject *hit;            /* borrowed from ``fast``; NULL: an empty slot */
+} rmslot_t;
+
+/* Take the module at g0 for ``hit`` (kind, (part, ...)): mark its consumed
+ * parts in ``used`` and add (kind, g0) to the result.  0 (nothing done, no
+ * exception) when ``hit`` is not of that shape or a part falls outside
+ * ``used``: the module is left for Python.  With an exception set (no
+ * memory) the caller fails. */
+static int rm_take(PyObject *hit, Py_ssize_t g0, PyObject *used, int **kinds, Py_ssize_t *kcap,
+                   long long **vals, Py_ssize_t *vcap, Py_ssize_t *done) {
+    if (!PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 2) return 0;
+    PyObject *kobj = PyTuple_GET_ITEM(hit, 0), *parts_used = PyTuple_GET_ITEM(hit, 1);
+    if (!PyLong_CheckExact(kobj) || !PyTuple_CheckExact(parts_used)) return 0;
+    int overflow = 0;
+    long kind = PyLong_AsLongAndOverflow(kobj, &overflow);
+    if (overflow || kind < 0 || kind > INT_MAX) {
+        PyErr_Clear();
+        return 0;
+    }
+    Py_ssize_t size = PyByteArray_GET_SIZE(used), nu = PyTuple_GET_SIZE(parts_used);
+    for (Py_ssize_t u = 0; u < nu; u++) {
+        PyObject *po = PyTuple_GET_ITEM(parts_used, u);
+        Py_ssize_t k = PyLong_CheckExact(po) ? PyLong_AsSsize_t(po) : -1;
+        if (k < 0 || g0 + k >= size) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    char *mark = PyByteArray_AS_STRING(used);
+    for (Py_ssize_t u = 0; u < nu; u++)
+        mark[g0 + PyLong_AsSsize_t(PyTuple_GET_ITEM(parts_used, u))] = 1;
+    if (!st_reserve((void **)kinds, kcap, *done + 1, sizeof(int))
+            || !st_reserve((void **)vals, vcap, *done + 1, sizeof(long long))) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    (*kinds)[*done] = (int)kind;
+    (*vals)[*done] = (long long)g0;
+    (*done)++;
+    return 1;
+}
+
 static PyObject *replay_modules(PyObject *self, PyObject *args) {
     PyObject *order, *fast, *used;
     Py_buffer sig;
@@ -1216,6 +1266,12 @@ static PyObject *replay_modules(PyObject *self, PyObject *args) {
     long long *vals = NULL;
     Py_ssize_t kcap = 0, vcap = 0, done = 0, n = PyList_GET_SIZE(order), i = n;
     PyObject *result = NULL;
+    /* Signatures seen in this call, by the identity of their suffix objects
+     * and their numbers: a hit needs no key built (the suffixes, from one
+     * table, are shared objects; the entries of ``order`` hold them alive
+     * and ``fast`` does not change during the call) */
+    rmslot_t *cache = calloc(RM_CACHE, sizeof *cache);
+    if (cache == NULL) { PyErr_NoMemory(); goto fail; }
     while (i > 0) {
         PyObject *item = PyList_GET_ITEM(order, i - 1);
         if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2) break;
@@ -1223,6 +1279,38 @@ static PyObject *replay_modules(PyObject *self, PyObject *args) {
         if (!PyTuple_CheckExact(flat)) break;
         Py_ssize_t m = PyTuple_GET_SIZE(flat), parts = m / 2;
         if (m == 0 || m % 2) break;
+        rmslot_t probe = {0};
+        rmslot_t *slot = NULL;
+        if (parts <= RM_PARTS) {
+            uint64_t h = (uint64_t)parts;
+            int ok_probe = 1;
+            for (Py_ssize_t j = 0; j < parts; j++) {
+                PyObject *pos = PyTuple_GET_ITEM(flat, 2 * j + 1);
+                Py_ssize_t g = PyLong_CheckExact(pos) ? PyLong_AsSsize_t(pos) : -1;
+                if (g < 0 || g >= nsig) { PyErr_Clear(); ok_probe = 0; break; }
+                probe.suf[j] = PyTuple_GET_ITEM(flat, 2 * j);
+                probe.num[j] = sigs[g];
+                probe.g[j] = g;
+                h = (h ^ ((uint64_t)(uintptr_t)probe.suf[j] >> 4)) * 0x9e3779b97f4a7c15ULL;
+                h = (h ^ (uint64_t)probe.num[j]) * 0xff51afd7ed558ccdULL;
+            }
+            if (ok_probe) {
+                probe.parts = parts;
+                slot = &cache[(h >> 40) & (RM_CACHE - 1)];
+                if (slot->hit != NULL && slot->parts == parts
+                        && memcmp(slot->suf, probe.suf, (size_t)parts * sizeof(PyObject *)) == 0
+                        && memcmp(slot->num, probe.num, (size_t)parts * sizeof(long long)) == 0) {
+                    if (probe.g[parts - 1] - probe.g[0] != parts - 1) break;
+                    if (!rm_take(slot->hit, probe.g[0], used, &kinds, &kcap, &vals, &vcap,
+                                 &done)) {
+                        if (PyErr_Occurred()) goto fail;
+                        break;
+                    }
+                    i--;
+                    continue;
+                }
+            }
+        }
         PyObject *sufs = PyTuple_New(parts), *nums = PyTuple_New(parts);
         if (sufs == NULL || nums == NULL) {
             Py_XDECREF(sufs); Py_XDECREF(nums);
@@ -1263,37 +1351,15 @@ static PyObject *replay_modules(PyObject *self, PyObject *args) {
             if (PyErr_Occurred()) goto fail;
             break;
         }
-        if (glast - g0 != parts - 1 || !PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 2)
-            break;
-        PyObject *kobj = PyTuple_GET_ITEM(hit, 0), *parts_used = PyTuple_GET_ITEM(hit, 1);
-        if (!PyLong_CheckExact(kobj) || !PyTuple_CheckExact(parts_used)) break;
-        int overflow = 0;
-        long kind = PyLong_AsLongAndOverflow(kobj, &overflow);
-        if (overflow || kind < 0 || kind > INT_MAX) {
-            PyErr_Clear();
+        if (glast - g0 != parts - 1) break;
+        if (!rm_take(hit, g0, used, &kinds, &kcap, &vals, &vcap, &done)) {
+            if (PyErr_Occurred()) goto fail;
             break;
         }
-        Py_ssize_t size = PyByteArray_GET_SIZE(used), nu = PyTuple_GET_SIZE(parts_used);
-        for (Py_ssize_t u = 0; u < nu && ok; u++) {
-            PyObject *po = PyTuple_GET_ITEM(parts_used, u);
-            Py_ssize_t k = PyLong_CheckExact(po) ? PyLong_AsSsize_t(po) : -1;
-            if (k < 0 || g0 + k >= size) {
-                PyErr_Clear();
-                ok = 0;
-            }
+        if (slot != NULL) {
+            probe.hit = hit;
+            *slot = probe;
         }
-        if (!ok) break;
-        char *mark = PyByteArray_AS_STRING(used);
-        for (Py_ssize_t u = 0; u < nu; u++)
-            mark[g0 + PyLong_AsSsize_t(PyTuple_GET_ITEM(parts_used, u))] = 1;
-        if (!st_reserve((void **)&kinds, &kcap, done + 1, sizeof(int))
-                || !st_reserve((void **)&vals, &vcap, done + 1, sizeof(long long))) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        kinds[done] = (int)kind;
-        vals[done] = (long long)g0;
-        done++;
         i--;
     }
     if (PyList_SetSlice(order, i, n, NULL) < 0) goto fail;
@@ -1302,6 +1368,7 @@ static PyObject *replay_modules(PyObject *self, PyObject *args) {
         PyBytes_FromStringAndSize(done ? (const char *)vals : "",
                                   done * (Py_ssize_t)sizeof(long long)));
 fail:
+    free(cache);
     free(kinds);
     free(vals);
     PyBuffer_Release(&sig);
@@ -1406,6 +1473,80 @@ done:
     return result;
 }
 
+/* first_sights(dtypes: list, shapes: list) -> bytes | None
+ *
+ * parsers/conventions.py ``infer``'s signature numbers: for each position
+ * i, the first position holding a (dtype, shape) pair equal to
+ * (dtypes[i], shapes[i]), as native int64s (issue 15: 400,000 tensors).
+ * Pairs are compared as Python compares (str, tuple) keys of a dict; a
+ * small cache by the identity of the two objects (a header's equal shapes
+ * and dtypes are shared objects) skips building the key.  None when the
+ * lists differ in length or hold anything but str dtypes and tuple shapes:
+ * the caller then numbers them in Python. */
+
+#define FS_CACHE 64  /* a power of two */
+
+static PyObject *first_sights(PyObject *self, PyObject *args) {
+    PyObject *dtypes, *shapes;
+    if (!PyArg_ParseTuple(args, "O!O!:first_sights", &PyList_Type, &dtypes, &PyList_Type,
+                          &shapes))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(dtypes);
+    if (PyList_GET_SIZE(shapes) != n) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = PyList_GET_ITEM(shapes, i);
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(dtypes, i)) || !PyTuple_CheckExact(s))
+            Py_RETURN_NONE;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(s); j++)
+            if (!PyLong_CheckExact(PyTuple_GET_ITEM(s, j))) Py_RETURN_NONE;
+    }
+    /* From here comparisons run no Python code: the lists cannot change. */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8), *seen = PyDict_New();
+    struct { PyObject *d, *s; long long first; } cache[FS_CACHE];
+    memset(cache, 0, sizeof cache);
+    if (out == NULL || seen == NULL) goto fail;
+    long long *o = (long long *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyList_GET_ITEM(dtypes, i), *s = PyList_GET_ITEM(shapes, i);
+        uint64_t h = ((uint64_t)(uintptr_t)d >> 4) * 0x9e3779b97f4a7c15ULL
+                     ^ ((uint64_t)(uintptr_t)s >> 4);
+        h *= 0xff51afd7ed558ccdULL;
+        int at = (int)((h >> 40) & (FS_CACHE - 1));
+        if (cache[at].d == d && cache[at].s == s) {
+            o[i] = cache[at].first;
+            continue;
+        }
+        PyObject *key = PyTuple_Pack(2, d, s);
+        if (key == NULL) goto fail;
+        PyObject *got = PyDict_GetItemWithError(seen, key);  /* borrowed */
+        long long first = (long long)i;
+        if (got != NULL) {
+            first = PyLong_AsLongLong(got);
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
+        } else {
+            PyObject *v = PyLong_FromSsize_t(i);
+            int bad = v == NULL || PyDict_SetItem(seen, key, v) < 0;
+            Py_XDECREF(v);
+            if (bad) { Py_DECREF(key); goto fail; }
+        }
+        Py_DECREF(key);
+        o[i] = first;
+        cache[at].d = d;
+        cache[at].s = s;
+        cache[at].first = first;
+    }
+    Py_DECREF(seen);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(seen);
+    return NULL;
+}
+
+#undef FS_CACHE
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -1428,6 +1569,8 @@ static PyMethodDef methods[] = {
      "the modules of known plans taken off the end of a list (parsers/conventions.py)"},
     {"distribute", distribute, METH_VARARGS,
      "replayed tensors grouped by the file of their data plane (parsers/models.py)"},
+    {"first_sights", first_sights, METH_VARARGS,
+     "the first position of each (dtype, shape) pair (parsers/conventions.py)"},
     {"first_numbers", first_numbers, METH_VARARGS,
      "each name's first number after a dot (roles), zeroed, as digits, and what follows"},
     {NULL, NULL, 0, NULL}

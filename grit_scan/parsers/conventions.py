@@ -267,10 +267,17 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     # the signature of a module: its parts' suffixes, and their (dtype, shape)
     # pairs, each as the number of its first sight, in the parts' order (a
     # module listing them in another order is another signature)
-    seen: dict[tuple[str, tuple[int, ...]], int] = {}
-    sigs = array("q", map(seen.setdefault, zip(cols.dtypes, cols.shapes), count()))
+    sigs = array("q")
+    sights = None if _compiled is None else getattr(_compiled, "first_sights", None)
+    got = (None if sights is None or not isinstance(cols.dtypes, list)
+           or not isinstance(cols.shapes, list) else sights(cols.dtypes, cols.shapes))
+    if got is not None:  # one C pass, as below
+        sigs.frombytes(got)
+    else:
+        seen: dict[tuple[str, tuple[int, ...]], int] = {}
+        sigs.extend(map(seen.setdefault, zip(cols.dtypes, cols.shapes), count()))
+        del seen
     sig_at = sigs.__getitem__
-    del seen
     plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
     # a signature whose plan is replayed by its PlanReplays: (that Replays'
     # index in ctx.out, the parts it consumes); such a module costs two
