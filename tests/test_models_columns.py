@@ -142,3 +142,26 @@ def test_an_exact_index_spares_the_name_overlap_check(tmp_path: Path, monkeypatc
     ix.write_text(json.dumps(doc))
     got = scan([str(tmp_path)])
     assert calls == [2] and sum(len(a.quantized) for a in got.artifacts) == 4
+
+
+def test_an_index_with_swapped_names_is_not_exact(tmp_path: Path) -> None:
+    """Every shard is there and holds as many tensors as the index maps to
+    it, but the index maps two tensors to each other's shard: both entries
+    are reported (the counts alone would call the index exact)."""
+    one, two = tmp_path / "model-00001-of-00002.safetensors", \
+        tmp_path / "model-00002-of-00002.safetensors"
+    write_safetensors(one, {"a.weight": Raw("F16", [2], bytes(4)),
+                            "b.weight": Raw("F16", [2], bytes(4))})
+    write_safetensors(two, {"c.weight": Raw("F16", [2], bytes(4)),
+                            "d.weight": Raw("F16", [2], bytes(4))})
+    wm = {"a.weight": one.name, "c.weight": one.name,  # c is in two
+          "b.weight": two.name, "d.weight": two.name}  # b is in one
+    (tmp_path / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {}, "weight_map": wm}))
+    got = scan([str(tmp_path)])
+    messages = sorted(f.message for f in got.findings if f.kind == "index_inconsistency")
+    assert messages == [
+        "the index maps 'b.weight' to 'model-00002-of-00002.safetensors', whose header does "
+        "not have it",
+        "the index maps 'c.weight' to 'model-00001-of-00002.safetensors', whose header does "
+        "not have it"]
