@@ -119,6 +119,18 @@ static PyObject *fnv1a64_update(PyObject *self, PyObject *args) {
  * is its module, suffix "").  Any other name is split by calling
  * ``split(name)``, which must return a pair.  One pass, no Python frame per
  * name (issue 15: 400,000 names a model). */
+#define GM_SEEN 8
+
+typedef struct { PyObject *last, *hit; int known; } gmseen_t;
+
+static void gm_release(gmseen_t *seen, PyObject *prev_mod) {
+    for (int j = 0; j < GM_SEEN; j++) {
+        Py_XDECREF(seen[j].last);
+        Py_XDECREF(seen[j].hit);
+    }
+    Py_XDECREF(prev_mod);
+}
+
 static PyObject *group_modules(PyObject *self, PyObject *args) {
     PyObject *names, *one, *dotted, *tails, *split;
     if (!PyArg_ParseTuple(args, "O!O!O!O!O:group_modules", &PyList_Type, &names, &PyDict_Type,
@@ -132,6 +144,16 @@ static PyObject *group_modules(PyObject *self, PyObject *args) {
     }
     PyObject *modules = PyDict_New();
     if (modules == NULL) return NULL;
+    /* Recently seen last components and what ``one`` and ``dotted`` said of
+     * them (a model repeats a handful), and the previous name's module (a
+     * module's parts are usually listed together): found again by comparing
+     * characters, without a new str, its hash and a lookup (issue 15).  The
+     * entries hold strong references; ``one`` and ``dotted`` are not changed
+     * here (``split``, Python code, is only asked after them). */
+    gmseen_t seen[GM_SEEN];
+    memset(seen, 0, sizeof seen);
+    int next_seen = 0;
+    PyObject *prev_mod = NULL;
     for (Py_ssize_t g = 0; g < PyList_GET_SIZE(names); g++) {
         PyObject *name = PyList_GET_ITEM(names, g);  /* borrowed */
         Py_INCREF(name);  /* ``split`` may run Python code that changes the list */
@@ -141,15 +163,43 @@ static PyObject *group_modules(PyObject *self, PyObject *args) {
             Py_ssize_t dot = PyUnicode_FindChar(name, '.', 0, len, -1);
             if (dot == -2) goto fail_name;
             if (dot > 0) {
-                PyObject *last = PyUnicode_Substring(name, dot + 1, len);
-                if (last == NULL) goto fail_name;
-                PyObject *hit = PyDict_GetItemWithError(one, last);  /* borrowed */
-                int known = 1;
-                if (hit == NULL && !PyErr_Occurred()) known = PyDict_Contains(dotted, last);
-                Py_DECREF(last);
+                PyObject *hit = NULL;  /* borrowed */
+                int known = -2;
+                for (int j = 0; j < GM_SEEN && seen[j].last != NULL; j++) {
+                    if (PyUnicode_GET_LENGTH(seen[j].last) == len - dot - 1
+                            && PyUnicode_Tailmatch(name, seen[j].last, dot + 1, len, 1) == 1) {
+                        hit = seen[j].hit;
+                        known = seen[j].known;
+                        break;
+                    }
+                }
+                if (known == -2) {
+                    PyObject *last = PyUnicode_Substring(name, dot + 1, len);
+                    if (last == NULL) goto fail_name;
+                    hit = PyDict_GetItemWithError(one, last);  /* borrowed */
+                    known = 1;
+                    if (hit == NULL && !PyErr_Occurred()) known = PyDict_Contains(dotted, last);
+                    if (PyErr_Occurred() || known < 0) {
+                        Py_DECREF(last);
+                        goto fail_name;
+                    }
+                    Py_XDECREF(seen[next_seen].last);
+                    Py_XDECREF(seen[next_seen].hit);
+                    Py_XINCREF(hit);
+                    seen[next_seen].last = last;  /* takes the reference */
+                    seen[next_seen].hit = hit;
+                    seen[next_seen].known = known;
+                    next_seen = (next_seen + 1) % GM_SEEN;
+                }
                 if (hit != NULL) {
-                    mod = PyUnicode_Substring(name, 0, dot);
-                    if (mod == NULL) goto fail_name;
+                    if (prev_mod != NULL && PyUnicode_GET_LENGTH(prev_mod) == dot
+                            && PyUnicode_Tailmatch(name, prev_mod, 0, dot, -1) == 1) {
+                        mod = prev_mod;
+                        Py_INCREF(mod);
+                    } else {
+                        mod = PyUnicode_Substring(name, 0, dot);
+                        if (mod == NULL) goto fail_name;
+                    }
                     suf = hit;
                     Py_INCREF(suf);
                 } else if (PyErr_Occurred() || known < 0) {
@@ -213,7 +263,7 @@ static PyObject *group_modules(PyObject *self, PyObject *args) {
         PyTuple_SET_ITEM(val, k + 1, pos);  /* steals */
         int rc = PyDict_SetItem(modules, mod, val);
         Py_DECREF(val);
-        Py_DECREF(mod);
+        Py_XSETREF(prev_mod, mod);  /* takes the reference */
         if (rc < 0) goto fail;
         continue;
     fail_name:
@@ -222,8 +272,10 @@ static PyObject *group_modules(PyObject *self, PyObject *args) {
         Py_DECREF(name);
         goto fail;
     }
+    gm_release(seen, prev_mod);
     return modules;
 fail:
+    gm_release(seen, prev_mod);
     Py_DECREF(modules);
     return NULL;
 }
