@@ -6,6 +6,8 @@ the QTensors it stands for say, and the QTensors what the headers say."""
 
 import json
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -141,8 +143,26 @@ def test_edits_and_list_behaviour(tmp_path: Path) -> None:
 _WORDS = st.sampled_from(["model", "layers", "mlp", "down_proj", "self_attn", "q_proj",
                           "experts", "gate_up_proj", "embed_tokens", "lm_head", "weight",
                           "bias", "norm", "x"])
-_PART = st.one_of(_WORDS, st.integers(0, 120).map(str), st.sampled_from(["01", "7b", "", "\n"]))
+_PART = st.one_of(_WORDS, st.integers(0, 120).map(str),
+                  st.sampled_from(["01", "7b", "", "\n", "٣", "1٣", "é"]))
 _NAME = st.lists(_PART, min_size=1, max_size=7).map(".".join)
+
+
+@contextmanager
+def _python_roles() -> Iterator[None]:
+    """``_Mapped.many`` without the compiled ``map_roles`` (its Python steps)."""
+    from grit_scan.parsers import roles
+
+    saved = roles._map_roles
+    roles._map_roles = None
+    try:
+        yield
+    finally:
+        roles._map_roles = saved
+
+
+# the compiled map_roles where it is built, and the Python steps
+_ROLE_PATHS = (nullcontext, _python_roles)
 
 
 @settings(max_examples=300, deadline=None)
@@ -151,12 +171,19 @@ _NAME = st.lists(_PART, min_size=1, max_size=7).map(".".join)
 def test_many_roles_are_the_roles_one_at_a_time(names: list[str], model_type: str | None) -> None:
     """``RoleMap.many`` (one regex pass over all names) gives, name for
     name, what mapping each alone gives."""
-    role, again = role_function(model_type, 32), role_function(model_type, 32)
-    assert again.many(names) == [role(n) for n in names]
+    role = role_function(model_type, 32)
+    for path in _ROLE_PATHS:
+        with path():
+            again = role_function(model_type, 32)
+            assert again.many(names) == [role(n) for n in names]
 
 
 def test_many_roles_known_values() -> None:
     """gguf's llama names, with the layer of each module put back."""
+    from grit_scan.parsers import roles
+
+    if roles._compiled is not None:  # the compiled path is the one taken where it is built
+        assert roles._map_roles is roles._compiled.map_roles
     role = role_function("llama", 32)
     mods = [f"model.layers.{k}.mlp.down_proj" for k in (0, 17, 100_000)] + [
         "model.layers.3.self_attn.q_proj", "model.embed_tokens", "model.layers.x.mlp.up"]
@@ -181,11 +208,16 @@ class _Map:
 def test_many_roles_on_a_map_with_odd_names(names: list[str]) -> None:
     from grit_scan.parsers.roles import _Mapped
 
-    one, many = _Mapped(_Map()), _Mapped(_Map())
-    assert many.many(names) == [one(n) for n in names]
-    # what each alone gives: by the map's own entry, by the second number
-    assert many.many(["m.5.k", "q.7.r.9.s", "m.3.k", "z.1"]) == [
-        "special.weight", "blk.9.y.weight", "blk.3.k.weight", None]
+    one = _Mapped(_Map())
+    for path in _ROLE_PATHS:
+        with path():
+            many = _Mapped(_Map())
+            assert many.many(names) == [one(n) for n in names]
+            assert many.many(names, ".weight") == [
+                n + ".weight" if r is None else r for n, r in zip(names, map(one, names))]
+            # what each alone gives: by the map's own entry, by the second number
+            assert many.many(["m.5.k", "q.7.r.9.s", "m.3.k", "z.1"]) == [
+                "special.weight", "blk.9.y.weight", "blk.3.k.weight", None]
 
 
 _TEXT = st.text(alphabet=st.sampled_from(list("ab.\n0123٣x")), max_size=12)

@@ -1183,6 +1183,37 @@ out:
  * None when a name has no match (the caller then maps names one at a
  * time); tests/test_qlist.py holds it to re.search with hypothesis. */
 
+/* The str "0" (created once, kept for the process). */
+static PyObject *_zero_str(void) {
+    static PyObject *zero = NULL;
+    if (zero == NULL) zero = PyUnicode_InternFromString("0");
+    return zero;
+}
+
+/* The first match of first_numbers' expression in the str ``s`` that
+ * starts at or after position ``from`` (at least 1: a match needs the '.'
+ * before it): [*i, *j), or 0 when there is none. */
+static int fn_find(PyObject *s, Py_ssize_t from, Py_ssize_t *i, Py_ssize_t *j) {
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t p = from > 1 ? from : 1; p < len; p++) {
+        if (PyUnicode_READ(kind, data, p - 1) != '.'
+                || !Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, p)))
+            continue;
+        Py_ssize_t e = p;
+        while (e < len && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, e))) e++;
+        if (e == len || PyUnicode_READ(kind, data, e) == '.'
+                || (e == len - 1 && PyUnicode_READ(kind, data, e) == '\n')) {
+            *i = p;
+            *j = e;
+            return 1;
+        }
+        p = e;  /* no match starts inside the run: the next '.' is past it */
+    }
+    return 0;
+}
+
 static PyObject *first_numbers(PyObject *self, PyObject *args) {
     PyObject *names;
     if (!PyArg_ParseTuple(args, "O!:first_numbers", &PyList_Type, &names)) return NULL;
@@ -1197,22 +1228,7 @@ static PyObject *first_numbers(PyObject *self, PyObject *args) {
             goto fail;
         }
         Py_ssize_t len = PyUnicode_GET_LENGTH(s), i = -1, j = 0;
-        int kind = PyUnicode_KIND(s);
-        const void *data = PyUnicode_DATA(s);
-        for (Py_ssize_t p = 1; p < len; p++) {
-            if (PyUnicode_READ(kind, data, p - 1) != '.'
-                    || !Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, p)))
-                continue;
-            Py_ssize_t e = p;
-            while (e < len && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, e))) e++;
-            if (e == len || PyUnicode_READ(kind, data, e) == '.'
-                    || (e == len - 1 && PyUnicode_READ(kind, data, e) == '\n')) {
-                i = p;
-                j = e;
-                break;
-            }
-            p = e;  /* no match starts inside the run: the next '.' is past it */
-        }
+        if (!fn_find(s, 1, &i, &j)) i = -1;
         if (i < 0) {
             Py_DECREF(zeroed); Py_DECREF(digits); Py_DECREF(tails); Py_DECREF(zero);
             Py_RETURN_NONE;
@@ -1599,6 +1615,146 @@ fail:
 
 #undef FS_CACHE
 
+/* map_roles(bases, table, around_zero, suffix) -> (roles, again) | None
+ *
+ * parsers/roles.py ``_Mapped.many`` for a list of module base names (issue
+ * 15: a role per quantised module of a 400,000-tensor tree).  For each
+ * base: its first number (first_numbers' match) zeroed is looked up with
+ * ``around_zero`` (a callable: str -> (head, tail) or None), at most once
+ * per distinct zeroed name in a call; the role is head + the number + tail.
+ * Without a pair the role is ``suffix`` appended to the base (None when
+ * ``suffix`` is None).  ``again`` lists the positions ``_Mapped.many``
+ * then maps one at a time: a base ``table`` (a dict) holds, and one without
+ * a pair whose text after the first number has another number.  None when
+ * a base is not a str, holds a line break, or has no number: the caller
+ * then maps them in Python. */
+
+#define MR_CACHE 32
+
+static PyObject *map_roles(PyObject *self, PyObject *args) {
+    PyObject *bases, *table, *around, *suffix;
+    if (!PyArg_ParseTuple(args, "O!O!OO:map_roles", &PyList_Type, &bases, &PyDict_Type, &table,
+                          &around, &suffix))
+        return NULL;
+    if (suffix != Py_None && !PyUnicode_CheckExact(suffix)) {
+        PyErr_SetString(PyExc_TypeError, "map_roles: suffix must be a str or None");
+        return NULL;
+    }
+    PyObject *zero = _zero_str();
+    if (zero == NULL) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(bases);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *b = PyList_GET_ITEM(bases, k);
+        Py_ssize_t i, j;
+        if (!PyUnicode_CheckExact(b)
+                || PyUnicode_FindChar(b, '\n', 0, PyUnicode_GET_LENGTH(b), 1) != -1
+                || !fn_find(b, 1, &i, &j))
+            Py_RETURN_NONE;
+    }
+    /* the bases are exact strs: nothing below changes the list, except
+     * ``around_zero``, which is called with new strs only; the bases are
+     * held while it runs */
+    PyObject *out = PyList_New(n), *again = PyList_New(0), *bases_copy = PyList_GetSlice(bases, 0, n);
+    struct { PyObject *zeroed, *pair; } cache[MR_CACHE];
+    memset(cache, 0, sizeof cache);
+    int next = 0;
+    if (out == NULL || again == NULL || bases_copy == NULL) goto fail;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *b = PyList_GET_ITEM(bases_copy, k);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(b), i = 0, j = 0;
+        fn_find(b, 1, &i, &j);
+        int kind = PyUnicode_KIND(b);
+        const char *data = PyUnicode_DATA(b);
+        Py_ssize_t zlen = i + 1 + (len - j);
+        PyObject *pair = NULL;  /* borrowed from the cache */
+        for (int c = 0; c < MR_CACHE && cache[c].zeroed != NULL; c++) {
+            PyObject *z = cache[c].zeroed;
+            if (PyUnicode_GET_LENGTH(z) != zlen || PyUnicode_KIND(z) != kind) continue;
+            const char *zd = PyUnicode_DATA(z);
+            if (memcmp(zd, data, (size_t)(i * kind)) == 0
+                    && PyUnicode_READ(kind, zd, i) == '0'
+                    && memcmp(zd + (i + 1) * kind, data + j * kind, (size_t)((len - j) * kind)) == 0) {
+                pair = cache[c].pair;
+                break;
+            }
+        }
+        if (pair == NULL) {
+            PyObject *head = PyUnicode_Substring(b, 0, i), *tail = PyUnicode_Substring(b, j, len);
+            PyObject *h0 = head ? PyUnicode_Concat(head, zero) : NULL;
+            PyObject *z = (h0 && tail) ? PyUnicode_Concat(h0, tail) : NULL;
+            Py_XDECREF(head);
+            Py_XDECREF(tail);
+            Py_XDECREF(h0);
+            if (z == NULL) goto fail;
+            PyObject *got = PyObject_CallOneArg(around, z);
+            if (got == NULL) { Py_DECREF(z); goto fail; }
+            if (got != Py_None && !(PyTuple_CheckExact(got) && PyTuple_GET_SIZE(got) == 2
+                                    && PyUnicode_CheckExact(PyTuple_GET_ITEM(got, 0))
+                                    && PyUnicode_CheckExact(PyTuple_GET_ITEM(got, 1)))) {
+                Py_DECREF(z);
+                Py_DECREF(got);
+                Py_CLEAR(out);  /* not a pair: mapped in Python */
+                break;
+            }
+            Py_XDECREF(cache[next].zeroed);
+            Py_XDECREF(cache[next].pair);
+            cache[next].zeroed = z;    /* takes the references */
+            cache[next].pair = got;
+            pair = got;
+            next = (next + 1) % MR_CACHE;
+        }
+        PyObject *role;
+        int more = 0;
+        if (pair == Py_None) {
+            if (suffix == Py_None) {
+                role = Py_None;
+                Py_INCREF(role);
+            } else if ((role = PyUnicode_Concat(b, suffix)) == NULL) {
+                goto fail;
+            }
+            Py_ssize_t i2, j2;
+            more = fn_find(b, j + 1, &i2, &j2);
+        } else {
+            PyObject *digits = PyUnicode_Substring(b, i, j);
+            PyObject *hd = digits ? PyUnicode_Concat(PyTuple_GET_ITEM(pair, 0), digits) : NULL;
+            role = hd ? PyUnicode_Concat(hd, PyTuple_GET_ITEM(pair, 1)) : NULL;
+            Py_XDECREF(digits);
+            Py_XDECREF(hd);
+            if (role == NULL) goto fail;
+        }
+        PyList_SET_ITEM(out, k, role);
+        int held = PyDict_Contains(table, b);
+        if (held < 0) goto fail;
+        if (held || more) {
+            PyObject *at = PyLong_FromSsize_t(k);
+            int bad = at == NULL || PyList_Append(again, at) < 0;
+            Py_XDECREF(at);
+            if (bad) goto fail;
+        }
+    }
+    for (int c = 0; c < MR_CACHE; c++) {
+        Py_XDECREF(cache[c].zeroed);
+        Py_XDECREF(cache[c].pair);
+    }
+    Py_DECREF(bases_copy);
+    if (out == NULL) {
+        Py_DECREF(again);
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(NN)", out, again);
+fail:
+    for (int c = 0; c < MR_CACHE; c++) {
+        Py_XDECREF(cache[c].zeroed);
+        Py_XDECREF(cache[c].pair);
+    }
+    Py_XDECREF(out);
+    Py_XDECREF(again);
+    Py_XDECREF(bases_copy);
+    return NULL;
+}
+
+#undef MR_CACHE
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -1623,6 +1779,8 @@ static PyMethodDef methods[] = {
      "replayed tensors grouped by the file of their data plane (parsers/models.py)"},
     {"first_sights", first_sights, METH_VARARGS,
      "the first position of each (dtype, shape) pair (parsers/conventions.py)"},
+    {"map_roles", map_roles, METH_VARARGS,
+     "roles of module names through a layer-0 map (parsers/roles.py)"},
     {"first_numbers", first_numbers, METH_VARARGS,
      "each name's first number after a dot (roles), zeroed, as digits, and what follows"},
     {NULL, NULL, 0, NULL}
