@@ -15,7 +15,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, count, repeat
+from itertools import compress, count, repeat
 from math import prod
 from operator import add, getitem, mul, ne, sub
 from typing import overload
@@ -75,8 +75,11 @@ class Where:
         self._run: Sequence[int] | None = None
         if len(self._files) > 1:
             ends = list(starts[1:]) + [len(names)]
-            runs = chain.from_iterable(map(repeat, range(len(ends)), map(sub, ends, starts)))
-            self._run = array("H" if len(ends) <= 0xFFFF else "q", runs)
+            code = "H" if len(ends) <= 0xFFFF else "q"
+            run = array(code)
+            for f, n in enumerate(map(sub, ends, starts)):
+                run.extend(array(code, (f,)) * n)  # a run at C speed
+            self._run = run
 
     def file_numbers(self) -> tuple[Sequence[int] | None, list[str | None]]:
         """(the number of the file holding each position, or None when

@@ -139,15 +139,18 @@ def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Art
     """Cross-check an index against the shard headers (same directory).
     True: every shard it names is here, parsed, and holds exactly the
     tensors it maps there (``Indexed.exact``)."""
-    per_shard = Counter(weight_map.values())  # one pass: O(N), not O(N) per missing shard
-    missing = sorted(s for s in per_shard if not exists.get(s))
-    for s in missing:
-        n = per_shard[s]
-        art.issue(IssueCode.MISSING_SHARD,
-                  f"shard {s!r} is named by {n} tensor(s) in the index but is not there "
-                  "(loaders that drop it silently leave garbage weights, sglang#32279)", path=s)
+    # ``exists`` has every shard the index names
+    missing = sorted(s for s, here in exists.items() if not here)
+    if missing:
+        per_shard = Counter(weight_map.values())  # one pass: O(N), not O(N) per missing shard
+        for s in missing:
+            n = per_shard[s]
+            art.issue(IssueCode.MISSING_SHARD,
+                      f"shard {s!r} is named by {n} tensor(s) in the index but is not there "
+                      "(loaders that drop it silently leave garbage weights, sglang#32279)",
+                      path=s)
     total = sum(sum(sh.tensors_nbytes()) for sh in shards.values())
-    if not missing and _exact(weight_map, per_shard, shards):
+    if not missing and _exact(weight_map, shards, len(exists)):
         # every shard is here, parsed, and holds exactly the tensors the index
         # maps to it: nothing is unheld, duplicated or unindexed (checked per
         # shard at C speed, no map of every tensor built: issue 15)
@@ -183,24 +186,27 @@ def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Art
     return False
 
 
-def _exact(weight_map: dict[str, str], per_shard: Counter[str],
-           shards: dict[str, Artifact]) -> bool:
-    """Each shard the index names is here, parsed, and lists exactly the
-    tensors the index maps to it.  A shard whose names are distinct and as
-    many as the index maps to it, and that holds every name the index maps
-    to it, lists exactly the index's entries for it; every entry belongs to
-    some shard, so then no tensor is unheld, duplicated or missing from the
-    index.  Each entry is looked up in its shard's own set of names, a few
-    hundred, not in the index's 400,000 (issue 15: memory locality)."""
-    if len(shards) != len(per_shard):
+def _exact(weight_map: dict[str, str], shards: dict[str, Artifact], named: int) -> bool:
+    """Each of the ``named`` shards the index names is here, parsed, and
+    lists exactly the tensors the index maps to it.  When every entry's
+    tensor is among its shard's names, each shard's entries (distinct keys)
+    are at most its names; when the shards' names, distinct within each
+    shard, are as many in all as the entries, each shard's entries are then
+    exactly its names.  So no tensor is unheld, duplicated or missing from
+    the index.  Each entry is looked up in its shard's own set of names, a
+    few hundred, not in the index's 400,000 (issue 15: memory locality)."""
+    if len(shards) != named:
         return False
     held: dict[str, set[str]] = {}
+    total = 0
     for sname, sh in shards.items():
         names = sh.tensor_names()
         held[sname] = got = set(names)
-        if not sh.parsed or per_shard[sname] != len(names) or len(got) != len(names):
+        if not sh.parsed or len(got) != len(names):
             return False
-    return all(map(contains, map(held.__getitem__, weight_map.values()), weight_map))
+        total += len(names)
+    return total == len(weight_map) and all(
+        map(contains, map(held.__getitem__, weight_map.values()), weight_map))
 
 
 def _total_size(art: Artifact, total: int, any_shard: bool, missing: list[str]) -> None:

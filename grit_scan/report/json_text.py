@@ -15,6 +15,7 @@ inlines the common leaves.  ``tests/test_output_json.py`` holds it to
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from json.encoder import encode_basestring_ascii as _string
 from typing import Any, TextIO, overload
 
@@ -159,7 +160,8 @@ def _walk(doc: Any, default: Callable[[Any], Any], app: Callable[[str], None],
             if type(o) is Lazy and o.text is not None:
                 items, text = o.items, o.text
                 for i in range(0, len(items), _BATCH):
-                    app(lead + "".join(text(items[i : i + _BATCH], inner, sep)))
+                    # one join: the batch's text is copied once before it is written
+                    app("".join(chain((lead,), text(items[i : i + _BATCH], inner, sep))))
                     lead = sep
                     flush(True)
                 app(nl + "]")
