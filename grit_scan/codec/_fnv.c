@@ -1269,8 +1269,8 @@ fail:
  * part, and (kind, g0) is added to the result: native C ints and int64s, in
  * the order the modules were taken.  Any other module (or an entry of
  * another shape) is left on ``order`` for the Python loop, which does the
- * same for such modules when this helper is missing (tests/test_qlist.py
- * holds the two to each other). */
+ * same for such modules when this helper is missing (tests/
+ * test_compiled_helpers.py holds the two to each other). */
 
 #define RM_CACHE 256  /* slots of replay_modules' signature cache; a power of two */
 #define RM_PARTS 8    /* the most parts a cached signature has */
@@ -1455,7 +1455,8 @@ fail:
  * ascending order, with its tensors' kinds and vals (bytes of the same
  * types) in listing order: a stable counting sort.  None when a kind, a
  * position or a file number is out of range, or the buffers do not fit
- * their types: the caller then groups them in Python. */
+ * their types: the caller then groups them in Python (tests/
+ * test_compiled_helpers.py holds the two to each other). */
 
 static PyObject *distribute(PyObject *self, PyObject *args) {
     Py_buffer kb, vb, pb, rb;
@@ -1550,7 +1551,7 @@ done:
  * small cache by the identity of the two objects (a header's equal shapes
  * and dtypes are shared objects) skips building the key.  None when the
  * lists differ in length or hold anything but str dtypes and tuple shapes:
- * the caller then numbers them in Python. */
+ * the caller then numbers them in Python (tests/test_compiled_helpers.py). */
 
 #define FS_CACHE 64  /* a power of two */
 
@@ -1627,7 +1628,8 @@ fail:
  * then maps one at a time: a base ``table`` (a dict) holds, and one without
  * a pair whose text after the first number has another number.  None when
  * a base is not a str, holds a line break, or has no number: the caller
- * then maps them in Python. */
+ * then maps them in Python (tests/test_qlist.py holds both paths of
+ * ``_Mapped.many`` to one name at a time). */
 
 #define MR_CACHE 32
 
@@ -1755,6 +1757,71 @@ fail:
 
 #undef MR_CACHE
 
+/* positions_of(names, dtypes, ranks, dtype_set, suffix, rank) -> list[int] | None
+ *
+ * The positions i where ranks[i] == rank, dtypes[i] is in ``dtype_set``
+ * and names[i] ends with ``suffix``: rules/kinds/partial_quantization.py's
+ * candidates, one C pass over a file's columns (issue 15: 400,000
+ * tensors).  ``ranks`` is a buffer of one byte per tensor.  None when the
+ * columns differ in length or hold anything but strs: the caller then
+ * selects them in Python (tests/test_compiled_helpers.py). */
+
+static PyObject *positions_of(PyObject *self, PyObject *args) {
+    PyObject *names, *dtypes, *dset, *suffix;
+    Py_buffer ranks;
+    int rank;
+    if (!PyArg_ParseTuple(args, "O!O!y*OUi:positions_of", &PyList_Type, &names, &PyList_Type,
+                          &dtypes, &ranks, &dset, &suffix, &rank))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(names);
+    if (!PyAnySet_Check(dset)) {
+        PyErr_SetString(PyExc_TypeError, "positions_of: dtype_set must be a set");
+        goto done;
+    }
+    if (PyList_GET_SIZE(dtypes) != n || ranks.len != n) {
+        out = Py_None;
+        Py_INCREF(out);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(names, i))
+                || !PyUnicode_CheckExact(PyList_GET_ITEM(dtypes, i))) {
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+    }
+    /* exact strs: set lookups and tail matches run no Python code */
+    out = PyList_New(0);
+    if (out == NULL) goto done;
+    const unsigned char *r = ranks.buf;
+    PyObject *last_dtype = NULL;
+    int last_in = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (r[i] != rank) continue;
+        PyObject *dt = PyList_GET_ITEM(dtypes, i);
+        if (dt != last_dtype) {  /* a file's dtypes are a few shared objects */
+            last_in = PySet_Contains(dset, dt);
+            if (last_in < 0) { Py_CLEAR(out); goto done; }
+            last_dtype = dt;
+        }
+        if (!last_in) continue;
+        PyObject *name = PyList_GET_ITEM(names, i);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+        Py_ssize_t hit = PyUnicode_Tailmatch(name, suffix, 0, len, 1);
+        if (hit < 0) { Py_CLEAR(out); goto done; }
+        if (!hit) continue;
+        PyObject *at = PyLong_FromSsize_t(i);
+        int bad = at == NULL || PyList_Append(out, at) < 0;
+        Py_XDECREF(at);
+        if (bad) { Py_CLEAR(out); goto done; }
+    }
+done:
+    PyBuffer_Release(&ranks);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"group_modules", group_modules, METH_VARARGS,
      "stored tensor names grouped into modules (parsers/conventions.py)"},
@@ -1781,6 +1848,8 @@ static PyMethodDef methods[] = {
      "the first position of each (dtype, shape) pair (parsers/conventions.py)"},
     {"map_roles", map_roles, METH_VARARGS,
      "roles of module names through a layer-0 map (parsers/roles.py)"},
+    {"positions_of", positions_of, METH_VARARGS,
+     "positions of a rank, dtypes and name suffix (rules/kinds/partial_quantization.py)"},
     {"first_numbers", first_numbers, METH_VARARGS,
      "each name's first number after a dot (roles), zeroed, as digits, and what follows"},
     {NULL, NULL, 0, NULL}

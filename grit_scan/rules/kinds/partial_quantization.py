@@ -4,10 +4,12 @@ that are stored unquantised, beside others that are quantised."""
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Iterable
 from itertools import compress
 from operator import and_, methodcaller
 
-from ...artifact import Artifact, Format
+from ...artifact import Artifact, Format, TensorTable
 from ...names import applies, split_name
 from ..codes import Kind
 from ..finding import Finding, Severity
@@ -41,6 +43,28 @@ _NEVER = r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)"
 
 _FLOATS = frozenset(("F32", "F16", "BF16"))  # the dtypes of an unquantised linear weight
 
+try:  # the compiled helper, when it was built (issue 15)
+    from ...codec._fnv import positions_of as _positions_of  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - the pure-Python fallback
+    _positions_of = None
+
+
+def _float_weights(a: Artifact) -> Iterable[str]:
+    """The names of ``a``'s rank-2 tensors of a float dtype whose names end
+    in ``.weight``: in one C pass over the columns where the helper is
+    built, else with C-level maps (most tensors of a quantised file are not
+    float)."""
+    t = a.tensors
+    if (_positions_of is not None and isinstance(t, TensorTable) and isinstance(t.dtypes, list)
+            and isinstance(t.ranks, array)):
+        got: list[int] | None = _positions_of(t.names, t.dtypes, t.ranks, _FLOATS, ".weight", 2)
+        if got is not None:
+            return map(t.names.__getitem__, got)
+    floats = map(_FLOATS.__contains__, a.tensor_dtypes())
+    weights = map(methodcaller("endswith", ".weight"), a.tensor_names())
+    return (name for name, _dtype, rank in compress(a.tensor_kinds(), map(and_, floats, weights))
+            if rank == 2)
+
 
 def check_file(a: Artifact) -> list[Finding]:
     if a.format is not Format.SAFETENSORS or not a.quantized:
@@ -51,13 +75,8 @@ def check_file(a: Artifact) -> list[Finding]:
     never, linear = re.compile(_NEVER), re.compile(_LINEAR)
     quantised_mods: set[str] | None = None  # built for the first candidate (issue 15)
     missing = []
-    # the cheap column tests first, at C speed: most tensors of a quantised
-    # file are not float, and a name split_name gives the suffix .weight ends in it
-    floats = map(_FLOATS.__contains__, a.tensor_dtypes())
-    weights = map(methodcaller("endswith", ".weight"), a.tensor_names())
-    for name, _dtype, rank in compress(a.tensor_kinds(), map(and_, floats, weights)):
-        if rank != 2:
-            continue
+    # the cheap column tests first: a name split_name gives the suffix .weight ends in it
+    for name in _float_weights(a):
         mod, suf = split_name(name)
         if suf != ".weight":
             continue

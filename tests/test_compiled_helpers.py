@@ -1,8 +1,10 @@
-"""Issue 15: ``_fnv.replay_modules`` runs conventions.infer's replay loop in C
-for modules whose plan is known, and ``_fnv.distribute`` groups a model's
-replayed tensors by the shard holding their data (parsers/models.py).  Each
-must do exactly what the Python it stands in for does: the references here
-are their contracts written out in Python, independently of the code under
+"""Issue 15: the compiled helpers of a scan.  ``_fnv.replay_modules`` runs
+conventions.infer's replay loop for modules whose plan is known,
+``first_sights`` numbers their signatures, ``distribute`` groups a model's
+replayed tensors by the shard holding their data (parsers/models.py), and
+``positions_of`` selects partial_quantization's candidates.  Each must do
+exactly what the Python it stands in for does: the references here are
+their contracts written out in Python, independently of the code under
 test, and whole scans are held to the same scans without the helpers."""
 
 from __future__ import annotations
@@ -310,3 +312,42 @@ def test_first_sights_leaves_odd_columns_to_python() -> None:
     assert compiled.first_sights(["F32"], [[1]]) is None  # not a tuple
     assert compiled.first_sights([b"F32"], [(1,)]) is None  # not a str
     assert compiled.first_sights(["F32"], [(1.0,)]) is None  # not an int extent
+
+
+# --- _fnv.positions_of: partial_quantization's candidates ----------------------
+
+@pytest.mark.skipif(compiled is None or not hasattr(compiled, "positions_of"),
+                    reason="the compiled helper is not built")
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(["a.weight", "b.weight_scale", "c.weight",
+                                                "weight", "d.bias", "é.weight", ""]),
+                               st.sampled_from(["F32", "BF16", "F8_E4M3", "U8"]),
+                               st.integers(0, 3), st.booleans()),
+                     max_size=40))
+def test_positions_of_is_the_three_tests(rows: list[tuple[str, str, int, bool]]) -> None:
+    names = [n for n, _d, _r, _c in rows]
+    # dtypes equal to, not always the same objects as, the set's members
+    dtypes = [d if same else "".join(list(d)) for _n, d, _r, same in rows]
+    ranks = array("B", [r for _n, _d, r, _c in rows])
+    floats = frozenset(("F32", "BF16"))
+    want = [i for i, (n, d, r) in enumerate(zip(names, dtypes, ranks))
+            if r == 2 and d in floats and n.endswith(".weight")]
+    assert compiled.positions_of(names, dtypes, ranks, floats, ".weight", 2) == want
+    assert compiled.positions_of(names, dtypes[:-1] + [b"x"] if dtypes else [b"x"], ranks,
+                                 floats, ".weight", 2) is None
+
+
+def test_partial_quantization_with_and_without_the_helper(monkeypatch) -> None:
+    """The fixture's finding, with the compiled candidates and without."""
+    from grit_scan import scan
+    from grit_scan.rules.kinds import partial_quantization
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "broken" / "partial-quantization"
+
+    def found() -> list[tuple[str, str, Any]]:
+        return [(f.path, f.message, f.detail) for f in scan([str(root)]).findings
+                if f.kind == "partial_quantization"]
+
+    with_c = found()
+    monkeypatch.setattr(partial_quantization, "_positions_of", None)
+    assert found() == with_c and len(with_c) == 1
