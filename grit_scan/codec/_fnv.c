@@ -1038,9 +1038,47 @@ static PyObject *ix_int(stcur_t *c) {
                         && memcmp((c)->p + (c)->i, lit, sizeof(lit) - 1) == 0 \
                         && ((c)->i += sizeof(lit) - 1, 1))
 
+/* Short object keys seen before ("desc", "shape", "gid" in each of a
+ * manifest's 25,000 entries): one str each, found by their bytes
+ * (compared in full) without decoding them again.  The slots hold
+ * references, released by ix_keys_release. */
+#define IX_KEYS 64
+#define IX_KEY_LEN 16
+
+typedef struct {
+    Py_ssize_t len;
+    unsigned char bytes[IX_KEY_LEN];
+    PyObject *str;
+} ixkey_t;
+
+static PyObject *ix_key(stcur_t *c, ixkey_t *keys) {
+    Py_ssize_t s, l;
+    if (!st_string(c, &s, &l)) return NULL;
+    if (keys == NULL || l > IX_KEY_LEN) return ix_decode(c->p, s, l);
+    uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)l;
+    for (Py_ssize_t j = 0; j < l; j++) h = (h ^ c->p[s + j]) * 0x100000001b3ULL;
+    ixkey_t *slot = &keys[h & (IX_KEYS - 1)];
+    if (slot->str != NULL && slot->len == l && memcmp(slot->bytes, c->p + s, (size_t)l) == 0) {
+        Py_INCREF(slot->str);
+        return slot->str;
+    }
+    PyObject *k = ix_decode(c->p, s, l);
+    if (k == NULL) return NULL;
+    Py_XSETREF(slot->str, k);
+    Py_INCREF(k);
+    slot->len = l;
+    memcpy(slot->bytes, c->p + s, (size_t)l);
+    return k;
+}
+
+static void ix_keys_release(ixkey_t *keys) {
+    if (keys == NULL) return;
+    for (int i = 0; i < IX_KEYS; i++) Py_XDECREF(keys[i].str);
+}
+
 /* Any value of the shape: a string, an integer, a literal, or an object or
- * array of those at ``depth`` < IX_DEPTH. */
-static PyObject *ix_value(stcur_t *c, int depth) {
+ * array of those at ``depth`` < IX_DEPTH; object keys through ``keys``. */
+static PyObject *ix_value(stcur_t *c, int depth, ixkey_t *keys) {
     st_ws(c);
     if (c->i >= c->n) return NULL;
     unsigned char ch = c->p[c->i];
@@ -1058,10 +1096,10 @@ static PyObject *ix_value(stcur_t *c, int depth) {
     for (;;) {
         PyObject *k = NULL, *v;
         if (obj) {
-            if ((k = ix_string(c)) == NULL) break;
+            if ((k = ix_key(c, keys)) == NULL) break;
             if (!st_eat(c, ':')) { Py_DECREF(k); break; }
         }
-        if ((v = ix_value(c, depth + 1)) == NULL) { Py_XDECREF(k); break; }
+        if ((v = ix_value(c, depth + 1, keys)) == NULL) { Py_XDECREF(k); break; }
         int bad = obj ? PyDict_SetItem(out, k, v) : PyList_Append(out, v);
         Py_XDECREF(k);
         Py_DECREF(v);
@@ -1129,9 +1167,14 @@ static PyObject *index_json(PyObject *self, PyObject *args) {
     stcur_t c = {(const unsigned char *)buf.buf, buf.len, 0};
     PyObject *top = NULL, *memo = NULL;
     ixslot_t *cache = NULL;
+    ixkey_t *keys = NULL;
     if (json_items_over(c.p, c.n, max_items) || !st_eat(&c, '{')) goto out;
     if ((top = PyDict_New()) == NULL || (memo = PyDict_New()) == NULL) goto drop;
-    if ((cache = calloc(IX_CACHE, sizeof *cache)) == NULL) { PyErr_NoMemory(); goto drop; }
+    if ((cache = calloc(IX_CACHE, sizeof *cache)) == NULL
+            || (keys = calloc(IX_KEYS, sizeof *keys)) == NULL) {
+        PyErr_NoMemory();
+        goto drop;
+    }
     if (!st_eat(&c, '}')) {
         for (;;) {
             Py_ssize_t s, l;
@@ -1142,7 +1185,7 @@ static PyObject *index_json(PyObject *self, PyObject *args) {
             if (l == 10 && memcmp(c.p + s, "weight_map", 10) == 0)
                 v = ix_weight_map(&c, memo, cache);
             else
-                v = ix_value(&c, 1);
+                v = ix_value(&c, 1, keys);
             if (v == NULL) { Py_DECREF(k); goto drop; }
             int bad = PyDict_SetItem(top, k, v);
             Py_DECREF(k);
@@ -1159,6 +1202,8 @@ drop:
 out:
     Py_XDECREF(memo);
     free(cache);
+    ix_keys_release(keys);
+    free(keys);
     PyBuffer_Release(&buf);
     if (top == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
     return top;
@@ -1166,6 +1211,8 @@ out:
 
 #undef IX_DEPTH
 #undef IX_CACHE
+#undef IX_KEYS
+#undef IX_KEY_LEN
 
 /* ===== end of safetensors index JSON ====================================== */
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from itertools import chain, repeat
+from operator import methodcaller
 from typing import Any
 
 from .._version import __version__
-from ..artifact import Artifact, Format, IssueCode, QTensor, ReadError, Source
+from ..artifact import NO_LAYOUTS, Artifact, Format, IssueCode, QTensor, ReadError, Source
 from ..codec import base32
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError, GritValueError
@@ -67,10 +69,7 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
         if not isinstance(tensors, dict):
             continue
         notes = (f"file={rel}",)  # one tuple for the file's entries
-        for name, t in tensors.items():
-            q = _tensor(art, rel, name, t, notes, memo)
-            if q is not None:
-                art.quantized.append(q)
+        art.quantized.extend(_tensors(art, rel, tensors, notes, memo))
     art.metadata["listed"] = listed
     for key in ("tool_version", "spec_version"):
         if isinstance(obj.get(key), (str, int)):
@@ -102,6 +101,61 @@ def _decoded(memo: dict[tuple[str, str], Any], what: str, text: str,
     return got
 
 
+_EXTENT_TYPES = frozenset((int, bool))  # what isinstance(x, int) accepts of JSON's values
+_DESC, _SHAPE, _GID, _DIGEST = (methodcaller("get", k) for k in ("desc", "shape", "gid", "digest"))
+_OBJECTS = frozenset((dict,))
+_STRS = frozenset((str,))
+
+
+def _tensors(art: Artifact, rel: str, tensors: dict[str, Any], notes: tuple[str, ...],
+             memo: dict[tuple[str, str], Any]) -> list[QTensor]:
+    """The QTensors of one listed file's entries.  The usual file (every
+    entry an object whose descriptor and gid texts decode, and whose shape
+    is a list of non-negative integers) is read with C-level passes, each
+    distinct text decoded once; any other goes entry by entry through
+    ``_tensor``, which reports what is wrong (issue 15: 25,000 entries)."""
+    ents = list(tensors.values())
+    if not _OBJECTS.issuperset(map(type, ents)):
+        return _each(art, rel, tensors, notes, memo)
+    descs, gids = list(map(_DESC, ents)), list(map(_GID, ents))
+    distinct_descs, distinct_gids = set(descs), set(gids)
+    if not (_STRS.issuperset(map(type, distinct_descs))
+            and _STRS.issuperset(map(type, distinct_gids))):
+        return _each(art, rel, tensors, notes, memo)
+    desc_of = {t: _decoded(memo, "desc", t, desc_mod.from_hex) for t in distinct_descs}
+    gid_of = {t: _decoded(memo, "gid", t, base32.decode) for t in distinct_gids}
+    shapes = list(map(_SHAPE, ents))
+    if (any(isinstance(v, GritError) for v in chain(desc_of.values(), gid_of.values()))
+            or not all(map(_shape_ok, shapes))):
+        return _each(art, rel, tensors, notes, memo)
+    found = list(map(_DIGEST, ents))
+    digests: Iterable[bytes | None] = map(_digest, found) if any(found) else repeat(None)
+    return list(map(QTensor, tensors, map(f"{rel}::".__add__, tensors), map(tuple, shapes),
+                    repeat(Source.MANIFEST), map(desc_of.__getitem__, descs), repeat(None),
+                    repeat("manifest"), repeat(None), repeat(None), repeat(None), digests,
+                    map(gid_of.__getitem__, gids), repeat(NO_LAYOUTS), repeat(notes)))
+
+
+def _digest(text: Any) -> bytes | None:
+    """A recorded digest: 32 hex digits, else none."""
+    return bytes.fromhex(text) if isinstance(text, str) and _HEX32.fullmatch(text) else None
+
+
+def _shape_ok(shape: Any) -> bool:
+    return isinstance(shape, list) and (not shape or (
+        _EXTENT_TYPES.issuperset(map(type, shape)) and min(shape) >= 0))
+
+
+def _each(art: Artifact, rel: str, tensors: dict[str, Any], notes: tuple[str, ...],
+          memo: dict[tuple[str, str], Any]) -> list[QTensor]:
+    out = []
+    for name, t in tensors.items():
+        q = _tensor(art, rel, name, t, notes, memo)
+        if q is not None:
+            out.append(q)
+    return out
+
+
 def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
             memo: dict[tuple[str, str], Any]) -> QTensor | None:
     if not isinstance(t, dict):
@@ -111,24 +165,21 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
     if isinstance(d, GritError):
         art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: desc: {d}", tensor=name)
         return None
-    shape = t.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(x, int) and x >= 0 for x in shape):
+    shape: Any = t.get("shape")
+    if not _shape_ok(shape):
         art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: bad shape", tensor=name)
         return None
-    q = QTensor(name=name, role=f"{rel}::{name}", shape=tuple(shape), source=Source.MANIFEST,
-                desc=d, convention="manifest")
+    expected_gid = None
     g = t.get("gid")
     if isinstance(g, str):
         got = _decoded(memo, "gid", g, base32.decode)
         if isinstance(got, GritError):
             art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: gid: {got}", tensor=name)
         else:
-            q.expected_gid = got
-    dg = t.get("digest")
-    if isinstance(dg, str) and _HEX32.fullmatch(dg):
-        q.expected_digest = bytes.fromhex(dg)
-    q.notes = notes
-    return q
+            expected_gid = got
+    digest = _digest(t.get("digest"))
+    return QTensor(name, f"{rel}::{name}", tuple(shape), Source.MANIFEST, d, None, "manifest",
+                   None, None, None, digest, expected_gid, NO_LAYOUTS, notes)
 
 
 def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> None:

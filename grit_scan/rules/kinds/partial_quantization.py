@@ -8,6 +8,7 @@ from array import array
 from collections.abc import Iterable
 from itertools import compress
 from operator import and_, methodcaller
+from typing import Any
 
 from ...artifact import Artifact, Format, TensorTable
 from ...names import applies, split_name
@@ -44,9 +45,10 @@ _NEVER = r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)"
 _FLOATS = frozenset(("F32", "F16", "BF16"))  # the dtypes of an unquantised linear weight
 
 try:  # the compiled helper, when it was built (issue 15)
-    from ...codec._fnv import positions_of as _positions_of  # type: ignore[import-not-found]
+    from ...codec import _fnv as _compiled  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - the pure-Python fallback
-    _positions_of = None
+    _compiled = None
+_positions_of: Any = getattr(_compiled, "positions_of", None)
 
 
 def _float_weights(a: Artifact) -> Iterable[str]:

@@ -1,0 +1,121 @@
+"""Issue 15: a grit-manifest.json of 25,000 entries is parsed by the compiled
+plain-JSON scanner and its entries are read a file at a time with C-level
+passes (parsers/manifest.py ``_tensors``).  What it reads must be what
+json.loads and the entry-by-entry reader give, whatever is wrong with an
+entry, and the manifest written by ``grit manifest`` for a real producer's
+sharded model must take the fast paths."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grit_scan.api import write_manifest
+from grit_scan.artifact import Artifact, Format
+from grit_scan.collector import paused
+from grit_scan.parsers import configs, manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "fixtures" / "producers" / "ct" / "fp8-dynamic-sharded"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """compressed-tensors' sharded FP8 model and the manifest grit writes for it."""
+    root = tmp_path_factory.mktemp("m") / "model"
+    shutil.copytree(MODEL, root)
+    out = root / "grit-manifest.json"
+    write_manifest([str(root)], out, allow_findings=True)
+    return out, json.loads(out.read_text())
+
+
+def test_the_written_manifest_takes_the_compiled_scanner(written: tuple[Path, dict[str, Any]]
+                                                         ) -> None:
+    out, doc = written
+    if configs._scan_index is None:
+        pytest.skip("the compiled helper is not built")
+    raw = out.read_bytes()
+    assert configs._scan_index(raw, 2_000_000) == json.loads(raw) == doc
+    art = Artifact(path=str(out), abs_path=str(out), format=Format.MANIFEST)
+    assert configs.read_json(str(out), art) == doc and not art.issues
+
+
+def _read(path: Path) -> tuple[list[Any], list[tuple[str, str]]]:
+    with paused():
+        art, _listed = manifest.read_manifest(str(path), str(path), "")
+    return list(art.quantized), [(str(i.code), i.message) for i in art.issues]
+
+
+BREAKS = st.sampled_from([None, "desc", "desc-type", "shape", "shape-float", "shape-neg",
+                          "gid", "gid-missing", "digest", "digest-bad", "not-object", "bool"])
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(breaks=st.lists(BREAKS, min_size=1, max_size=12))
+def test_entries_read_as_one_at_a_time(written: tuple[Path, dict[str, Any]], tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch,
+                                       breaks: list[str | None]) -> None:
+    """Entries spoilt in assorted ways: the file-at-a-time reader gives the
+    QTensors and issues the entry-by-entry reader gives."""
+    _out, doc = written
+    doc = json.loads(json.dumps(doc))
+    entries = [t for a in doc["artifacts"] for t in a["tensors"].items()]
+    for k, how in enumerate(breaks):
+        name, ent = entries[k % len(entries)]
+        tensors = next(a["tensors"] for a in doc["artifacts"] if name in a["tensors"])
+        if how == "desc":
+            ent["desc"] = "zz" + ent["desc"][2:]
+        elif how == "desc-type":
+            ent["desc"] = 7
+        elif how == "shape":
+            ent["shape"] = "4x4"
+        elif how == "shape-float":
+            ent["shape"] = [float(x) for x in ent["shape"]]
+        elif how == "shape-neg":
+            ent["shape"] = [-1] + ent["shape"][1:]
+        elif how == "gid":
+            ent["gid"] = "!!"
+        elif how == "gid-missing":
+            ent.pop("gid", None)
+        elif how == "digest":
+            ent["digest"] = "0123456789abcdef" * 2
+        elif how == "digest-bad":
+            ent["digest"] = "xyz"
+        elif how == "not-object":
+            tensors[name] = [1]
+        elif how == "bool":
+            ent["shape"] = [True] + ent["shape"][1:]
+    path = tmp_path / "grit-manifest.json"
+    path.write_text(json.dumps(doc))
+    fast = _read(path)
+    with monkeypatch.context() as m:
+        m.setattr(manifest, "_tensors", manifest._each)
+        assert _read(path) == fast
+
+
+def test_a_clean_manifest_takes_the_fast_path(written: tuple[Path, dict[str, Any]],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """No file of the written manifest (one of them lists no tensor) is
+    read entry by entry, and the QTensors are what the entry-by-entry
+    reader makes."""
+    out, doc = written
+    calls: list[str] = []
+    each = manifest._each
+
+    def spy(art: Artifact, rel: str, *rest: Any) -> Any:
+        calls.append(rel)
+        return each(art, rel, *rest)
+
+    monkeypatch.setattr(manifest, "_each", spy)
+    fast = _read(out)
+    assert calls == []
+    monkeypatch.setattr(manifest, "_tensors", each)  # every file entry by entry
+    assert _read(out) == fast and len(calls) == 0
+    assert len(fast[0]) == sum(len(a["tensors"]) for a in doc["artifacts"]) > 0
