@@ -103,7 +103,7 @@ def _decoded(memo: dict[tuple[str, str], Any], what: str, text: str,
 
 _EXTENT_TYPES = frozenset((int, bool))  # what isinstance(x, int) accepts of JSON's values
 _DESC, _SHAPE, _GID, _DIGEST = (methodcaller("get", k) for k in ("desc", "shape", "gid", "digest"))
-_OBJECTS = frozenset((dict,))
+_OBJECTS, _LISTS = frozenset((dict,)), frozenset((list,))
 _STRS = frozenset((str,))
 
 
@@ -125,8 +125,12 @@ def _tensors(art: Artifact, rel: str, tensors: dict[str, Any], notes: tuple[str,
     desc_of = {t: _decoded(memo, "desc", t, desc_mod.from_hex) for t in distinct_descs}
     gid_of = {t: _decoded(memo, "gid", t, base32.decode) for t in distinct_gids}
     shapes = list(map(_SHAPE, ents))
+    # every shape a list, every extent an integer and none negative: three
+    # C-level passes over all of them (``_shape_ok`` per entry, at once)
     if (any(isinstance(v, GritError) for v in chain(desc_of.values(), gid_of.values()))
-            or not all(map(_shape_ok, shapes))):
+            or not _LISTS.issuperset(map(type, shapes))
+            or not _EXTENT_TYPES.issuperset(map(type, chain.from_iterable(shapes)))
+            or min(chain.from_iterable(shapes), default=0) < 0):
         return _each(art, rel, tensors, notes, memo)
     found = list(map(_DIGEST, ents))
     digests: Iterable[bytes | None] = map(_digest, found) if any(found) else repeat(None)

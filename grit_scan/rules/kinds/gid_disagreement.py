@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import compress, groupby
+from operator import attrgetter, ne
 from typing import TYPE_CHECKING
 
 from ...artifact import Artifact, Format, QTensor, ScanInput, Source
@@ -201,49 +203,68 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
         if man.format is not Format.MANIFEST or not man.parsed:
             continue
         resolved = man.metadata.get("resolved", {})
-        # per listed file: each tensor's position by name, and its kin (what
-        # the gid follows from); a tensor is made only for a finding
-        tensors: dict[str, tuple[dict[str, int], list[Kin | None]]] = {}
-        gids: dict[int, bytes | None] = {}  # by the kin's id, asked once per kin
-        arts_by_notes: dict[tuple[str, ...], Artifact | None] = {}  # a file's entries share theirs
-        for q in man.quantized:
-            if q.notes in arts_by_notes:
-                art = arts_by_notes[q.notes]
-            else:
-                rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
-                art = arts_by_notes[q.notes] = by_path.get(resolved.get(rel, ""))
+        # per listed file (its entries share one notes tuple, one after the
+        # other): each tensor's kin by name, what the gid follows from, and
+        # each kin's gid asked once; only an entry whose tensor is gone or
+        # whose gid differs is looked at on its own (issue 15: 25,000 entries)
+        kins_of: dict[str, dict[str, Kin | None]] = {}
+        positions: dict[str, dict[str, int]] = {}  # built for a changed gid only
+        # each kin's gid, asked once (a function of what the kin shares), by
+        # the kin's id; _GONE for no kin or one without a descriptor
+        now_of: dict[int, object] = {id(None): _GONE}
+        for notes, run in groupby(man.quantized, key=_NOTES):
+            rel = next((n[5:] for n in notes if n.startswith("file=")), "")
+            art = by_path.get(resolved.get(rel, ""))
             if art is None:
                 continue  # the reader already reported the file as gone
-            now = tensors.get(art.abs_path)
-            if now is None:
-                now = tensors[art.abs_path] = (
-                    {n: i for i, n in enumerate(art.quantized.names())},
-                    per_tensor(art, lambda kin: kin))
-            i = now[0].get(q.name)
-            kin = now[1][i] if i is not None else None
-            if kin is None or kin.rep.desc is None:
-                out.append(RULE.finding(art.path, f"{q.name}: in the manifest but no longer a "
-                                        f"described tensor in {art.path}", q.name,
-                                        {"manifest": man.path}))
-                continue
-            if id(kin) not in gids:
-                gids[id(kin)] = _gid(kin.rep)  # a function of what the kin shares
-            g_now = gids[id(kin)]
-            if q.expected_gid is not None and g_now is not None and g_now != q.expected_gid:
-                assert i is not None
-                cur = art.quantized[i]
-                assert q.desc is not None
-                from ...codec.base32 import encode as b32
-                from ...codec.explain import Operand, explain
-                from ...codec.grade import registry
-
-                reg = registry([cur.grade] if cur.grade else [])
-                old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id),
-                              tuple(q.shape))
-                ex = explain(old, _operand(art, cur))
-                out.append(RULE.finding(
-                    art.path, f"{q.name}: gid changed since {man.path} was written "
-                    f"({b32(q.expected_gid)} -> {b32(g_now)}): {ex.verdict}", q.name,
-                    {"manifest": man.path, "expected": b32(q.expected_gid), "actual": b32(g_now),
-                     "explain": ex.to_json()}))
+            kin_of = kins_of.get(art.abs_path)
+            if kin_of is None:
+                kin_of = kins_of[art.abs_path] = dict(
+                    zip(art.quantized.names(), per_tensor(art, lambda kin: kin)))
+            entries = list(run)
+            kins = list(map(kin_of.get, map(_NAME, entries)))
+            for kin in kins:
+                if id(kin) not in now_of:
+                    assert kin is not None
+                    now_of[id(kin)] = _GONE if kin.rep.desc is None else _gid(kin.rep)
+            now = list(map(now_of.__getitem__, map(id, kins)))
+            # an entry differs from what the file says now (a superset of the
+            # findings: each is then looked at as it always was), in order
+            for j in compress(range(len(entries)), map(ne, map(_EXPECTED, entries), now)):
+                q, kin, g_now = entries[j], kins[j], now[j]
+                if g_now is _GONE:
+                    out.append(RULE.finding(art.path, f"{q.name}: in the manifest but no longer "
+                                            f"a described tensor in {art.path}", q.name,
+                                            {"manifest": man.path}))
+                elif q.expected_gid is not None and isinstance(g_now, bytes):
+                    pos_of = positions.get(art.abs_path)
+                    if pos_of is None:  # the last of a name listed twice, as kin_of's
+                        pos_of = positions[art.abs_path] = {
+                            n: i for i, n in enumerate(art.quantized.names())}
+                    cur = art.quantized[pos_of[q.name]]
+                    out.append(_changed(man, q, art, cur, q.expected_gid, g_now))
     return out
+
+
+# no tensor by that name now, or one without a descriptor
+_GONE = object()
+_NOTES, _NAME, _EXPECTED = attrgetter("notes"), attrgetter("name"), attrgetter("expected_gid")
+
+
+def _changed(man: Artifact, q: QTensor, art: Artifact, cur: QTensor, expected: bytes,
+             g_now: bytes) -> Finding:
+    """The finding for manifest entry ``q`` whose tensor ``cur`` of ``art``
+    now has gid ``g_now``."""
+    assert q.desc is not None
+    from ...codec.base32 import encode as b32
+    from ...codec.explain import Operand, explain
+    from ...codec.grade import registry
+
+    reg = registry([cur.grade] if cur.grade else [])
+    old = Operand(f"{man.path}::{q.name}", q.desc, reg.get(q.desc.grade_id), tuple(q.shape))
+    ex = explain(old, _operand(art, cur))
+    return RULE.finding(
+        art.path, f"{q.name}: gid changed since {man.path} was written "
+        f"({b32(expected)} -> {b32(g_now)}): {ex.verdict}", q.name,
+        {"manifest": man.path, "expected": b32(expected), "actual": b32(g_now),
+         "explain": ex.to_json()})
