@@ -104,18 +104,19 @@ def test_2a_layer_count_does_not_size_the_name_map(monkeypatch):
     name's layer number substituted, whatever num_hidden_layers says
     (7c46b23 built it for all of them: 4 GB, 66 s for 100,000; the scan
     case is i16_config_100000_layers)."""
-    import gguf
-
-    from grit_scan.parsers import roles
+    from grit_scan.parsers import gguf_constants, roles
 
     sizes: list[int] = []
-    real = gguf.get_tensor_name_map
+    # the module roles builds its map with (gguf's tensor_mapping, loaded
+    # alone unless gguf is imported: parsers/gguf_constants.py)
+    mapping = gguf_constants.tensor_mapping()
+    real = mapping.get_tensor_name_map
 
     def spy(arch, n_blocks):  # type: ignore[no-untyped-def]
         sizes.append(n_blocks)
         return real(arch, min(n_blocks, 4))  # never the 4 GB map, even on the old code
 
-    monkeypatch.setattr(gguf, "get_tensor_name_map", spy)
+    monkeypatch.setattr(mapping, "get_tensor_name_map", spy)
     roles._name_map.cache_clear()
     role = roles.role_function("llama", 100_001)
     # the map is built when the first name is mapped
