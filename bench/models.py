@@ -8,8 +8,10 @@ install, so the compiled helper is the one users get); ``grit`` is taken from
 that interpreter's bin directory.  Inputs are built deterministically in a
 temporary directory; safetensors shards are sparse (header written, then the
 file truncated to its full size), nothing is downloaded.  Whole processes
-are timed (best of --repeat, after one warm-up run) with stdout sent to
-/dev/null; peak memory is the child's ru_maxrss, taken through a small
+are timed with stdout sent to /dev/null, each against its floor
+alternately (floor, grit, floor, grit, ...; best of --repeat for each,
+after one warm-up round), so that a burst of load on a shared machine falls
+on both sides of a ratio; peak memory is the child's ru_maxrss, taken through a small
 wrapper process so that the benchmark's own size does not leak into it.
 
 1. sharded trees with model.safetensors.index.json, 500 shards x 800 tensors
@@ -46,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -71,6 +74,29 @@ def timed(cmd: list[str], repeat: int, warm: bool = True) -> float:
     if warm:
         run(cmd)
     return best(lambda: run(cmd), repeat)
+
+
+def timed_pair(base: list[str], ours: list[str], repeat: int,
+               around_base: tuple[Callable[[], None], Callable[[], None]] | None = None
+               ) -> tuple[float, float]:
+    """Best of ``repeat`` for each of two whole processes run alternately
+    (base, ours, base, ours, ...) after one warm-up run of each: a burst of
+    load on this shared VM then falls on both sides of a ratio rather than
+    on one.  ``around_base`` (before, after) is run around each run of
+    ``base`` (the manifest is moved away for the scan without it)."""
+    before, after = around_base or (lambda: None, lambda: None)
+    times: tuple[list[float], list[float]] = ([], [])
+    for k in range(repeat + 1):
+        for side, cmd in ((0, base), (1, ours)):
+            if side == 0:
+                before()
+            t = time.perf_counter()
+            run(cmd)
+            if k:  # the first round warms both up
+                times[side].append(time.perf_counter() - t)
+            if side == 0:
+                after()
+    return min(times[0]), min(times[1])
 
 
 WRAP = ("import os,sys,subprocess\n"
@@ -260,8 +286,7 @@ def bench_trees(tmp: str, quick: bool, repeat: int, mem: dict[str, float]) -> No
         rss = peak_rss_mb(cmd, report)  # also the warm-up run
         print(f"   {kind}: findings {kinds(report)}; peak RSS {rss:.0f} MB", flush=True)
         os.remove(report)
-        floor = timed([PY, floor_py, root], repeat)
-        ours = timed(cmd, repeat, warm=False)
+        floor, ours = timed_pair([PY, floor_py, root], cmd, repeat)
         r = ours / floor
         record(f"1. {kind} tree + index, process / floor", r, "<= 2x", r <= 2,
                f"(grit {ours:.2f} s, floor {floor:.2f} s)")
@@ -353,8 +378,7 @@ def bench_gguf_many(tmp: str, quick: bool, repeat: int) -> None:
     report = os.path.join(tmp, "report-many.json")
     rss = peak_rss_mb([GRIT, "scan", "--json", path], report)
     print(f"   findings {kinds(report)}; peak RSS {rss:.0f} MB", flush=True)
-    base = timed([PY, skip, path], repeat)
-    ours = timed([GRIT, "scan", "--json", path], repeat, warm=False)
+    base, ours = timed_pair([PY, skip, path], [GRIT, "scan", "--json", path], repeat)
     r = ours / base
     record("2. GGUF 100k Q4_K tensors, process / skipper", r, "<= 3x", r <= 3,
            f"(grit {ours:.2f} s, skipper {base:.2f} s)")
@@ -372,8 +396,7 @@ def bench_gguf_vocab(tmp: str, quick: bool, repeat: int) -> None:
     print(f"   GGUF: 150,000 tokens + 150,000 merges + token types, 291 Q4_K tensors, "
           f"{os.path.getsize(path) / 1e6:.1f} MB (built in {time.perf_counter() - t0:.1f} s)",
           flush=True)
-    base = timed([PY, skip, path], repeat)
-    ours = timed([GRIT, "scan", "--json", path], repeat)
+    base, ours = timed_pair([PY, skip, path], [GRIT, "scan", "--json", path], repeat)
     r = ours / base
     record("3. GGUF 150k vocab, process / skipper", r, "(none; <= 3x as for 2)", r <= 3,
            f"(grit {ours:.3f} s, skipper {base:.3f} s)")
@@ -402,14 +425,16 @@ def bench_manifest(tmp: str, quick: bool, repeat: int) -> None:
     report = os.path.join(tmp, "report-man.json")
     run([GRIT, "scan", "--json", man], report)
     print(f"   findings with the manifest: {kinds(report)}", flush=True)
-    without = timed([GRIT, "scan", "--json", root], repeat)
-    ours = timed([GRIT, "scan", "--json", man], repeat)
+    without, ours = timed_pair([GRIT, "scan", "--json", root], [GRIT, "scan", "--json", man],
+                               repeat)
     r = ours / without
     record("4. scan grit-manifest.json / scan of its dir (holds it)", r, "(reference)", None,
            f"(manifest {ours:.2f} s, directory {without:.2f} s)")
-    # the directory scan above also sees the manifest; measure it again without one
-    os.rename(man, man + ".off")
-    bare = timed([GRIT, "scan", "--json", root], repeat)
+    # the directory scan above also sees the manifest; measure it again
+    # without one, moved away around each run of that scan, alternately
+    bare, ours = timed_pair([GRIT, "scan", "--json", root], [GRIT, "scan", "--json", man],
+                            repeat, (lambda: os.rename(man, man + ".off"),
+                                     lambda: os.rename(man + ".off", man)))
     record("4. scan grit-manifest.json / same tree, no manifest", ours / bare, "<= 1.2x",
            ours / bare <= 1.2, f"(manifest {ours:.2f} s, tree alone {bare:.2f} s)")
     shutil.rmtree(root)
@@ -491,12 +516,11 @@ def bench_startup(tmp: str, quick: bool, repeat: int) -> None:
     tiny = os.path.join(tmp, "tiny.safetensors")
     write_safetensors(tiny, {"w.weight": Raw("BF16", [4, 4], bytes(32))})
     n = max(5, repeat)
-    base = timed([PY, "-c", "pass"], n)
     for label, cmd, goal in (("--version", [GRIT, "--version"], 5),
                              ("--help", [GRIT, "--help"], 5),
                              ("scan TINY", [GRIT, "scan", tiny], 10),
                              ("scan --json TINY", [GRIT, "scan", "--json", tiny], 10)):
-        ours = timed(cmd, n)
+        base, ours = timed_pair([PY, "-c", "pass"], cmd, n)
         r = ours / base
         record(f"6. grit {label} / python -c pass", r, f"< {goal}x", r < goal,
                f"(grit {ours * 1e3:.0f} ms, python {base * 1e3:.0f} ms)")
