@@ -15,10 +15,9 @@ import os
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from operator import contains
 from pathlib import PureWindowsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..artifact import Artifact, IssueCode
 from . import budgets
@@ -102,13 +101,13 @@ def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
     return good
 
 
-@dataclass(frozen=True)
-class Indexed:
+class Indexed(NamedTuple):
     """What an index says of its directory's shards: the names it maps
     tensors to (sorted), and whether each of them is here, parsed, and holds
     exactly the tensors the index maps to it.  Then no tensor name is in two
     of them (the index maps a name to one shard), which parsers/models.py
-    need not check again (issue 15: 400,000 names)."""
+    need not check again (issue 15: 400,000 names).  A NamedTuple: every
+    scan imports this module (start-up, issue 15)."""
 
     shards: tuple[str, ...]
     exact: bool
