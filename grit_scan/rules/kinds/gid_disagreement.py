@@ -223,10 +223,10 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
                     zip(art.quantized.names(), per_tensor(art, lambda kin: kin)))
             entries = list(run)
             kins = list(map(kin_of.get, map(_NAME, entries)))
-            for kin in kins:
-                if id(kin) not in now_of:
+            for key, kin in dict(zip(map(id, kins), kins)).items():  # each distinct kin
+                if key not in now_of:
                     assert kin is not None
-                    now_of[id(kin)] = _GONE if kin.rep.desc is None else _gid(kin.rep)
+                    now_of[key] = _GONE if kin.rep.desc is None else _gid(kin.rep)
             now = list(map(now_of.__getitem__, map(id, kins)))
             # an entry differs from what the file says now (a superset of the
             # findings: each is then looked at as it always was), in order
