@@ -119,3 +119,23 @@ def test_a_clean_manifest_takes_the_fast_path(written: tuple[Path, dict[str, Any
     monkeypatch.setattr(manifest, "_tensors", each)  # every file entry by entry
     assert _read(out) == fast and len(calls) == 0
     assert len(fast[0]) == sum(len(a["tensors"]) for a in doc["artifacts"]) > 0
+
+
+def test_no_rule_keys_a_manifest_record(written: tuple[Path, dict[str, Any]]) -> None:
+    """support.positions and grit_check skip a manifest's records without
+    grouping them: no key function of the rules that group by kin gives a
+    record a key, and none is judged (asked here record by record, the
+    long way, on the written manifest and the fixture's)."""
+    from grit_scan.rules import support
+    from grit_scan.rules.kinds import inferred_descriptor, note_assumed, unregistered_grade
+
+    out, _doc = written
+    fixture = ROOT / "fixtures" / "broken" / "manifest-changed" / "grit-manifest.json"
+    for path in (out, fixture):
+        records = _read(path)[0]
+        assert records
+        for q in records:
+            assert not support.judged(q)
+            assert unregistered_grade._unregistered(q) == ()
+            assert note_assumed._assumed(q) == ()
+            assert inferred_descriptor._inferred(q) == ()

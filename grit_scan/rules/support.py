@@ -152,7 +152,13 @@ def positions(art: Artifact, keys: Callable[[QTensor], Iterable[K]]) -> dict[K, 
     """The positions in ``art.quantized`` of the tensors under each of the
     keys ``keys`` gives them, ascending, the keys in order of their first
     tensor: what a per-tensor loop appending to ``dict[K, list]`` builds.
-    ``keys`` must depend only on what a kin shares; it is asked once per kin."""
+    ``keys`` must depend only on what a kin shares; it is asked once per kin.
+    It must give no key to a grit-manifest.json's records, which are never
+    ``judged`` (every caller's keys ask ``judged`` or a convention they
+    lack): a manifest is not grouped into kins at all (issue 15: 25,000
+    records)."""
+    if art.format is Format.MANIFEST:
+        return {}
     parts: dict[K, list[Sequence[int]]] = {}
     for kin in kins(art):
         for k in keys(kin.rep):
