@@ -139,3 +139,26 @@ def test_no_rule_keys_a_manifest_record(written: tuple[Path, dict[str, Any]]) ->
             assert unregistered_grade._unregistered(q) == ()
             assert note_assumed._assumed(q) == ()
             assert inferred_descriptor._inferred(q) == ()
+
+
+def test_resolved_paths_are_realpath(tmp_path: Path) -> None:
+    """``manifest._resolved`` gives what os.path.realpath gives for each
+    listed path, through a symlinked base, for symlinked, nested, missing,
+    dotted and parent names alike."""
+    import os
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "a.safetensors").write_bytes(b"x")
+    (real / "sub" / "b.safetensors").write_bytes(b"x")
+    (tmp_path / "elsewhere.safetensors").write_bytes(b"x")
+    os.symlink(tmp_path / "elsewhere.safetensors", real / "link.safetensors")
+    os.symlink(real / "sub", real / "linkdir")
+    base = tmp_path / "via"
+    os.symlink(real, base)
+    rels = ["a.safetensors", "link.safetensors", "sub/b.safetensors", "linkdir/b.safetensors",
+            "gone.safetensors", ".", "..", "a.b.c", "sub"]
+    got = manifest._resolved(str(base), rels)
+    assert got == {r: os.path.realpath(os.path.join(str(base), r)) for r in rels}
+    assert got["link.safetensors"] == str((tmp_path / "elsewhere.safetensors").resolve())
+    assert got["a.safetensors"] == str(real.resolve() / "a.safetensors")

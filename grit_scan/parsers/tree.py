@@ -327,8 +327,11 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         from .manifest import read_manifest
 
         man, listed = read_manifest(path, disp, group)
+        # where each listed path resolves, as the reader found it (one
+        # realpath per listed file for the reader, unlisted and this loop)
+        resolved: dict[str, str] = man.metadata.get("resolved", {})
         if man.parsed:
-            man.metadata["unlisted"] = unlisted(path, listed)
+            man.metadata["unlisted"] = unlisted(path, listed, resolved)
         if inside is None:
             inside = Walker(os.path.dirname(path), [], "").inside
         scan.artifacts.append(man)
@@ -336,7 +339,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         pending: dict[str, _Dir] = {}  # the listed files not yet read, by directory
         for rel in listed:
             target = os.path.join(base, rel)
-            real = os.path.realpath(target)
+            real = resolved.get(rel) or os.path.realpath(target)
             if not inside(real):
                 # resolved before opening: a listed in-tree symlink to a file
                 # outside the scanned tree is reported, never read
@@ -365,11 +368,14 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             _read_dir(sub, scan, sub.rel or ".", tick, inside)
 
 
-def unlisted(manifest: str, listed: list[str]) -> list[str]:
+def unlisted(manifest: str, listed: list[str], resolved: dict[str, str] | None = None
+             ) -> list[str]:
     """Checkpoint files under the manifest's directory that it does not list
-    (paths relative to that directory), walked as a scan of it would be."""
+    (paths relative to that directory), walked as a scan of it would be.
+    ``resolved`` gives where listed paths resolve, when already known."""
     base = os.path.dirname(os.path.abspath(manifest))
-    want = {os.path.realpath(os.path.join(base, rel)) for rel in listed}
+    known = resolved or {}
+    want = {known.get(rel) or os.path.realpath(os.path.join(base, rel)) for rel in listed}
     w = Walker(base, [], "")
     w.walk(w.root, "")
     return sorted(disp.replace(os.sep, "/") for d in w.dirs.values()
