@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -328,10 +328,11 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
 
         man, listed = read_manifest(path, disp, group)
         # where each listed path resolves, as the reader found it (one
-        # realpath per listed file for the reader, unlisted and this loop)
+        # realpath per listed file for the reader, unlisted and this loop;
+        # it has every listed path)
         resolved: dict[str, str] = man.metadata.get("resolved", {})
         if man.parsed:
-            man.metadata["unlisted"] = unlisted(path, listed, resolved)
+            man.metadata["unlisted"] = unlisted(path, resolved)
         if inside is None:
             inside = Walker(os.path.dirname(path), [], "").inside
         scan.artifacts.append(man)
@@ -339,7 +340,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         pending: dict[str, _Dir] = {}  # the listed files not yet read, by directory
         for rel in listed:
             target = os.path.join(base, rel)
-            real = resolved.get(rel) or os.path.realpath(target)
+            real = resolved[rel]
             if not inside(real):
                 # resolved before opening: a listed in-tree symlink to a file
                 # outside the scanned tree is reported, never read
@@ -368,14 +369,12 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             _read_dir(sub, scan, sub.rel or ".", tick, inside)
 
 
-def unlisted(manifest: str, listed: list[str], resolved: dict[str, str] | None = None
-             ) -> list[str]:
+def unlisted(manifest: str, resolved: Mapping[str, str]) -> list[str]:
     """Checkpoint files under the manifest's directory that it does not list
     (paths relative to that directory), walked as a scan of it would be.
-    ``resolved`` gives where listed paths resolve, when already known."""
+    ``resolved`` gives where each listed path resolves (the reader's)."""
     base = os.path.dirname(os.path.abspath(manifest))
-    known = resolved or {}
-    want = {known.get(rel) or os.path.realpath(os.path.join(base, rel)) for rel in listed}
+    want = set(resolved.values())
     w = Walker(base, [], "")
     w.walk(w.root, "")
     return sorted(disp.replace(os.sep, "/") for d in w.dirs.values()
