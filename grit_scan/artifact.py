@@ -15,7 +15,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice, repeat
+from itertools import chain, compress, islice, repeat
 from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, overload
@@ -740,6 +740,83 @@ class QList(_QListBase):
 
 
 Sequence.register(QList)
+
+
+class Recorded:
+    """What a grit-manifest.json records for one listed file (RECONSTRUCTION
+    §10), as columns: a Replays whose int is the entry's position.  A
+    manifest lists 25,000 entries (issue 15) that are compared by name and
+    gid (rules/kinds/gid_disagreement.py) and rarely looked at one by one,
+    so no QTensor is made until one is asked for.
+
+    ``shapes`` are the JSON lists as read (each already checked to be
+    non-negative integers); ``digests`` is None when no entry records one."""
+
+    __slots__ = ("rel", "names_", "shapes", "descs", "gids", "digests", "notes")
+
+    def __init__(self, rel: str, names: list[str], shapes: list[list[int]],
+                 descs: list[Any], gids: list[bytes | None],
+                 digests: list[bytes | None] | None) -> None:
+        self.rel = rel
+        self.names_ = names
+        self.shapes = shapes
+        self.descs = descs
+        self.gids = gids
+        self.digests = digests
+        self.notes = (f"file={rel}",)  # one tuple for the file's entries
+
+    def __len__(self) -> int:
+        return len(self.names_)
+
+    def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
+        name = self.names_[g]
+        return QTensor(name, f"{self.rel}::{name}", tuple(self.shapes[g]), Source.MANIFEST,
+                       self.descs[g], None, "manifest", None, None, None,
+                       None if self.digests is None else self.digests[g], self.gids[g],
+                       NO_LAYOUTS, self.notes)
+
+    def names(self, gs: Sequence[int]) -> Iterable[str]:
+        return map(self.names_.__getitem__, gs)
+
+    def roles(self, gs: Sequence[int]) -> Iterable[str]:
+        return map(f"{self.rel}::".__add__, self.names(gs))
+
+    def data_position(self, g: int) -> int | None:
+        return None  # a record names no stored tensor
+
+    def data_part(self) -> int | None:
+        return None
+
+    def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
+        return ()  # no planes and no payload: nothing stored to measure
+
+    @staticmethod
+    def entries(quantized: QList) -> list[Recorded] | None:
+        """The Recorded that make every tensor of ``quantized``, each file's
+        entries from 0 up, in order; None when some tensor is another kind
+        (a manifest read entry by entry keeps objects)."""
+        cols = quantized.columns()
+        if cols is None:
+            return None
+        kinds, vals, makers = cols
+        if not all(isinstance(m, Recorded) for m in makers):
+            return None
+        recs: list[Recorded] = list(makers)  # type: ignore[arg-type]  # checked above
+        if len(kinds) != sum(map(len, recs)):
+            return None
+        # as the reader adds them (a slice or an edit may not be): two
+        # C-level comparisons
+        return recs if Recorded.columns(recs) == (kinds, vals) else None
+
+    @staticmethod
+    def columns(recs: Sequence[Recorded]) -> tuple[array[int], array[int]]:
+        """The QList columns (kinds, vals) of every entry of ``recs``, in
+        order: ``QList.add_replays(recs, *Recorded.columns(recs))``."""
+        lens = list(map(len, recs))
+        return (array("i", chain.from_iterable(map(repeat, range(len(recs)), lens))),
+                array("q", chain.from_iterable(map(range, lens))))
+
+
 _NAME_OF: Callable[[QTensor], str] = attrgetter("name")
 _ROLE_OF: Callable[[QTensor], str] = attrgetter("role")
 

@@ -162,3 +162,79 @@ def test_resolved_paths_are_realpath(tmp_path: Path) -> None:
     assert got == {r: os.path.realpath(os.path.join(str(base), r)) for r in rels}
     assert got["link.safetensors"] == str((tmp_path / "elsewhere.safetensors").resolve())
     assert got["a.safetensors"] == str(real.resolve() / "a.safetensors")
+
+
+def _findings(path: Path) -> list[tuple[str, str, str, str]]:
+    import grit_scan
+
+    r = grit_scan.scan([str(path)], jobs=1)
+    return [(str(f.kind), f.path, f.message, json.dumps(dict(f.detail), sort_keys=True, default=str))
+            for f in r.findings]
+
+
+def test_gid_check_reads_columns_as_it_reads_objects(written: tuple[Path, dict[str, Any]],
+                                                      tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manifest read as columns (artifact.Recorded) is checked against its
+    files without making an entry that agrees: only the entries whose gid
+    changed or whose tensor is gone are made, and the findings are those of
+    the same manifest read entry by entry (QTensor objects)."""
+    from grit_scan.artifact import Recorded
+    from grit_scan.codec import base32
+
+    out, doc = written
+    root = tmp_path / "model"
+    shutil.copytree(out.parent, root)
+    doc = json.loads(json.dumps(doc))
+    entries = [t for a in doc["artifacts"] for t in a["tensors"].values()]
+    assert len(entries) >= 4
+    # two gids changed to another valid gid, one other tensor renamed (gone)
+    for ent in entries[1:3]:
+        raw = base32.decode(ent["gid"])
+        ent["gid"] = base32.encode(bytes(b ^ 0xFF for b in raw))
+    tensors = next(a["tensors"] for a in doc["artifacts"] if a["tensors"])
+    first = next(iter(tensors))
+    tensors[first + ".gone"] = tensors.pop(first)
+    man = root / "grit-manifest.json"
+    man.write_text(json.dumps(doc))
+
+    made: list[int] = []
+    make = Recorded.make
+
+    def spy(self: Recorded, g: int, home: str | None, role: str | None = None) -> Any:
+        made.append(g)
+        return make(self, g, home, role)
+
+    monkeypatch.setattr(Recorded, "make", spy)
+    columns = _findings(man)
+    kinds = [k for k, *_ in columns]
+    assert kinds.count("gid_disagreement") == 3, columns  # two changed, one gone
+    assert 3 <= len(made) < len(entries)  # the three, and any reader's first asks
+    monkeypatch.setattr(manifest, "_tensors", manifest._each)
+    made.clear()
+    assert _findings(man) == columns and made == []
+
+
+def test_records_out_of_order_are_read_as_objects(written: tuple[Path, dict[str, Any]]
+                                                  ) -> None:
+    """Recorded.entries gives the columns only as the reader adds them: a
+    list sliced or reordered gives None, and the gid check's other path
+    (runs of one file's entries) reads the same names and gids."""
+    from grit_scan.artifact import Recorded
+    from grit_scan.rules.kinds.gid_disagreement import _listed
+
+    out, _doc = written
+    with paused():
+        art, _l = manifest.read_manifest(str(out), str(out), "")
+    q = art.quantized
+    recs = Recorded.entries(q)
+    assert recs is not None and sum(map(len, recs)) == len(q) > 1
+    want = [(rel, list(names), list(gids)) for rel, names, gids, _e in _listed(q)]
+    assert want == [(r.rel, r.names_, r.gids) for r in recs]
+    assert Recorded.entries(q[1:]) is None
+    assert Recorded.entries(q[::-1]) is None
+    objects = list(q)
+    q[:] = objects  # edited: objects now
+    assert Recorded.entries(q) is None
+    got = [(rel, list(names), list(gids)) for rel, names, gids, _e in _listed(q)]
+    assert [g for g in got if g[1]] == [w for w in want if w[1]]

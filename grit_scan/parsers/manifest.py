@@ -21,7 +21,17 @@ from operator import methodcaller
 from typing import Any
 
 from .._version import __version__
-from ..artifact import NO_LAYOUTS, Artifact, Format, IssueCode, QTensor, ReadError, Source
+from ..artifact import (
+    NO_LAYOUTS,
+    Artifact,
+    Format,
+    IssueCode,
+    QList,
+    QTensor,
+    ReadError,
+    Recorded,
+    Source,
+)
 from ..codec import base32
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError, GritValueError
@@ -51,6 +61,7 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
     # descriptor and gid texts already decoded (a manifest repeats a few
     # descriptors, and a gid per kind of tensor): 25,000 entries, issue 15
     memo: dict[tuple[str, str], Any] = {}
+    got: list[Recorded | list[QTensor]] = []  # per listed file with entries
     for ent in obj["artifacts"]:
         if not isinstance(ent, dict) or not isinstance(ent.get("path"), str):
             art.issue(IssueCode.UNPARSEABLE, "a manifest artifact entry has no path")
@@ -68,8 +79,8 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
         tensors = ent.get("tensors")
         if not isinstance(tensors, dict):
             continue
-        notes = (f"file={rel}",)  # one tuple for the file's entries
-        art.quantized.extend(_tensors(art, rel, tensors, notes, memo))
+        got.append(_tensors(art, rel, tensors, memo))
+    _add(art.quantized, got)
     art.metadata["listed"] = listed
     for key in ("tool_version", "spec_version"):
         if isinstance(obj.get(key), (str, int)):
@@ -78,6 +89,19 @@ def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[s
     # join on it without I/O
     art.metadata["resolved"] = _resolved(base, listed)
     return art, listed
+
+
+def _add(quantized: QList, got: list[Recorded | list[QTensor]]) -> None:
+    """Put each listed file's entries into ``quantized``, in order: as
+    columns when every file's were read as a Recorded (the usual manifest),
+    else as QTensors."""
+    recs = [r for r in got if isinstance(r, Recorded)]
+    if len(recs) == len(got):
+        quantized.add_replays(recs, *Recorded.columns(recs))
+        return
+    for r in got:
+        quantized.extend([r.make(g, None) for g in range(len(r))] if isinstance(r, Recorded)
+                         else r)
 
 
 def _resolved(base: str, rels: list[str]) -> dict[str, str]:
@@ -124,21 +148,21 @@ _OBJECTS, _LISTS = frozenset((dict,)), frozenset((list,))
 _STRS = frozenset((str,))
 
 
-def _tensors(art: Artifact, rel: str, tensors: dict[str, Any], notes: tuple[str, ...],
-             memo: dict[tuple[str, str], Any]) -> list[QTensor]:
-    """The QTensors of one listed file's entries.  The usual file (every
-    entry an object whose descriptor and gid texts decode, and whose shape
-    is a list of non-negative integers) is read with C-level passes, each
+def _tensors(art: Artifact, rel: str, tensors: dict[str, Any],
+             memo: dict[tuple[str, str], Any]) -> Recorded | list[QTensor]:
+    """One listed file's entries.  The usual file (every entry an object
+    whose descriptor and gid texts decode, and whose shape is a list of
+    non-negative integers) is read with C-level passes into a Recorded, each
     distinct text decoded once; any other goes entry by entry through
     ``_tensor``, which reports what is wrong (issue 15: 25,000 entries)."""
     ents = list(tensors.values())
     if not _OBJECTS.issuperset(map(type, ents)):
-        return _each(art, rel, tensors, notes, memo)
+        return _each(art, rel, tensors, memo)
     descs, gids = list(map(_DESC, ents)), list(map(_GID, ents))
     distinct_descs, distinct_gids = set(descs), set(gids)
     if not (_STRS.issuperset(map(type, distinct_descs))
             and _STRS.issuperset(map(type, distinct_gids))):
-        return _each(art, rel, tensors, notes, memo)
+        return _each(art, rel, tensors, memo)
     desc_of = {t: _decoded(memo, "desc", t, desc_mod.from_hex) for t in distinct_descs}
     gid_of = {t: _decoded(memo, "gid", t, base32.decode) for t in distinct_gids}
     shapes = list(map(_SHAPE, ents))
@@ -148,13 +172,11 @@ def _tensors(art: Artifact, rel: str, tensors: dict[str, Any], notes: tuple[str,
             or not _LISTS.issuperset(map(type, shapes))
             or not _EXTENT_TYPES.issuperset(map(type, chain.from_iterable(shapes)))
             or min(chain.from_iterable(shapes), default=0) < 0):
-        return _each(art, rel, tensors, notes, memo)
+        return _each(art, rel, tensors, memo)
     found = list(map(_DIGEST, ents))
-    digests: Iterable[bytes | None] = map(_digest, found) if any(found) else repeat(None)
-    return list(map(QTensor, tensors, map(f"{rel}::".__add__, tensors), map(tuple, shapes),
-                    repeat(Source.MANIFEST), map(desc_of.__getitem__, descs), repeat(None),
-                    repeat("manifest"), repeat(None), repeat(None), repeat(None), digests,
-                    map(gid_of.__getitem__, gids), repeat(NO_LAYOUTS), repeat(notes)))
+    return Recorded(rel, list(tensors), shapes, list(map(desc_of.__getitem__, descs)),
+                    list(map(gid_of.__getitem__, gids)),
+                    list(map(_digest, found)) if any(found) else None)
 
 
 def _digest(text: Any) -> bytes | None:
@@ -167,8 +189,9 @@ def _shape_ok(shape: Any) -> bool:
         _EXTENT_TYPES.issuperset(map(type, shape)) and min(shape) >= 0))
 
 
-def _each(art: Artifact, rel: str, tensors: dict[str, Any], notes: tuple[str, ...],
+def _each(art: Artifact, rel: str, tensors: dict[str, Any],
           memo: dict[tuple[str, str], Any]) -> list[QTensor]:
+    notes = (f"file={rel}",)  # one tuple for the file's entries
     out = []
     for name, t in tensors.items():
         q = _tensor(art, rel, name, t, notes, memo)
@@ -206,19 +229,24 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
 def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> None:
     """Give each listed file's tensors the digest the manifest recorded (a
     hash join on real path and tensor name), unless the file records its own."""
-    by_file: dict[str, dict[str, QTensor]] = {}
-    for q in man.quantized:
+    by_file: dict[str, dict[str, bytes]] = {}
+    recs = Recorded.entries(man.quantized)
+    # only a file with a recorded digest is looked at (a manifest written
+    # without --deep records none: nothing to attach, no entry made)
+    qs: Iterable[QTensor] = (chain.from_iterable(
+        map(r.make, range(len(r)), repeat(None)) for r in recs if r.digests is not None)
+        if recs is not None else man.quantized)
+    for q in qs:
         if q.expected_digest is None:
             continue
         art = files.get(listed_file(man, q) or "")
         if art is None:
             continue
-        want = by_file.setdefault(art.abs_path, {})
-        want[q.name] = q
+        by_file.setdefault(art.abs_path, {})[q.name] = q.expected_digest
     for path, want in by_file.items():
         art = files[path]
         art.quantized[:] = [
-            replace(c, expected_digest=want[c.name].expected_digest)
+            replace(c, expected_digest=want[c.name])
             if c.name in want and c.expected_digest is None else c
             for c in art.quantized]
 

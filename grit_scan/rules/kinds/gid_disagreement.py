@@ -10,12 +10,13 @@ together with one diff.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from itertools import compress, groupby
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from itertools import compress, groupby, repeat
 from operator import attrgetter, ne
 from typing import TYPE_CHECKING
 
-from ...artifact import Artifact, Format, QTensor, ScanInput, Source
+from ...artifact import Artifact, Format, QList, QTensor, Recorded, ScanInput, Source
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -203,42 +204,33 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
         if man.format is not Format.MANIFEST or not man.parsed:
             continue
         resolved = man.metadata.get("resolved", {})
-        # per listed file (its entries share one notes tuple, one after the
-        # other): each tensor's kin by name, what the gid follows from, and
-        # each kin's gid asked once; only an entry whose tensor is gone or
-        # whose gid differs is looked at on its own (issue 15: 25,000 entries)
-        kins_of: dict[str, dict[str, Kin | None]] = {}
+        # per listed file: each tensor's gid now by name, asked once per kin
+        # (a function of what the kin shares); only an entry whose tensor is
+        # gone or whose gid differs is looked at (made) on its own (issue
+        # 15: 25,000 entries)
+        now_of: dict[str, dict[str, object]] = {}
         positions: dict[str, dict[str, int]] = {}  # built for a changed gid only
-        # each kin's gid, asked once (a function of what the kin shares), by
-        # the kin's id; _GONE for no kin or one without a descriptor
-        now_of: dict[int, object] = {id(None): _GONE}
-        for notes, run in groupby(man.quantized, key=_NOTES):
-            rel = next((n[5:] for n in notes if n.startswith("file=")), "")
+        for rel, names, expected, entry in _listed(man.quantized):
             art = by_path.get(resolved.get(rel, ""))
             if art is None:
                 continue  # the reader already reported the file as gone
-            kin_of = kins_of.get(art.abs_path)
-            if kin_of is None:
-                kin_of = kins_of[art.abs_path] = dict(
-                    zip(art.quantized.names(), per_tensor(art, lambda kin: kin)))
-            entries = list(run)
-            kins = list(map(kin_of.get, map(_NAME, entries)))
-            for key, kin in dict(zip(map(id, kins), kins)).items():  # each distinct kin
-                if key not in now_of:
-                    assert kin is not None
-                    now_of[key] = _GONE if kin.rep.desc is None else _gid(kin.rep)
-            now = list(map(now_of.__getitem__, map(id, kins)))
+            now_by_name = now_of.get(art.abs_path)
+            if now_by_name is None:  # the last of a name listed twice wins
+                now_by_name = now_of[art.abs_path] = dict(
+                    zip(art.quantized.names(), per_tensor(art, _now)))
+            # _GONE: no tensor by that name now
+            now = list(map(now_by_name.get, names, repeat(_GONE)))
             # an entry differs from what the file says now (a superset of the
             # findings: each is then looked at as it always was), in order
-            for j in compress(range(len(entries)), map(ne, map(_EXPECTED, entries), now)):
-                q, kin, g_now = entries[j], kins[j], now[j]
+            for j in compress(range(len(names)), map(ne, expected, now)):
+                q, g_now = entry(j), now[j]
                 if g_now is _GONE:
                     out.append(RULE.finding(art.path, f"{q.name}: in the manifest but no longer "
                                             f"a described tensor in {art.path}", q.name,
                                             {"manifest": man.path}))
                 elif q.expected_gid is not None and isinstance(g_now, bytes):
                     pos_of = positions.get(art.abs_path)
-                    if pos_of is None:  # the last of a name listed twice, as kin_of's
+                    if pos_of is None:  # the last of a name listed twice, as now_by_name's
                         pos_of = positions[art.abs_path] = {
                             n: i for i, n in enumerate(art.quantized.names())}
                     cur = art.quantized[pos_of[q.name]]
@@ -246,8 +238,32 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
     return out
 
 
+def _listed(quantized: QList) -> Iterator[tuple[str, Sequence[str], Sequence[bytes | None],
+                                                Callable[[int], QTensor]]]:
+    """Per listed file, in order: its path as listed, its entries' names
+    and recorded gids, and the entry at a position.  Read from the columns
+    of a Recorded without making an entry; a manifest whose entries are
+    objects (read one by one) gives runs of one notes tuple."""
+    recs = Recorded.entries(quantized)
+    if recs is not None:
+        for r in recs:
+            yield r.rel, r.names_, r.gids, partial(r.make, home=None)
+        return
+    for notes, run in groupby(quantized, key=_NOTES):
+        rel = next((n[5:] for n in notes if n.startswith("file=")), "")
+        entries = list(run)
+        yield (rel, list(map(_NAME, entries)), list(map(_EXPECTED, entries)),
+               entries.__getitem__)
+
+
 # no tensor by that name now, or one without a descriptor
 _GONE = object()
+
+
+def _now(kin: Kin) -> object:
+    """What a manifest's recorded gid is compared with: the kin's gid now
+    (None without a grade), or _GONE when it has no descriptor."""
+    return _GONE if kin.rep.desc is None else _gid(kin.rep)
 _NOTES, _NAME, _EXPECTED = attrgetter("notes"), attrgetter("name"), attrgetter("expected_gid")
 
 
