@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from itertools import chain, repeat
-from operator import methodcaller
+from operator import itemgetter, methodcaller
 from typing import Any
 
 from .._version import __version__
@@ -143,7 +143,11 @@ def _decoded(memo: dict[tuple[str, str], Any], what: str, text: str,
 
 
 _EXTENT_TYPES = frozenset((int, bool))  # what isinstance(x, int) accepts of JSON's values
-_DESC, _SHAPE, _GID, _DIGEST = (methodcaller("get", k) for k in ("desc", "shape", "gid", "digest"))
+# itemgetter, not dict.get: three times faster per entry, and an entry
+# without one of them goes entry by entry (KeyError), which says what it lacks
+_DESC, _SHAPE, _GID = (itemgetter(k) for k in ("desc", "shape", "gid"))
+_DIGEST = methodcaller("get", "digest")  # optional: most manifests record none
+_HAS = dict.__contains__
 _OBJECTS, _LISTS = frozenset((dict,)), frozenset((list,))
 _STRS = frozenset((str,))
 
@@ -153,30 +157,42 @@ def _tensors(art: Artifact, rel: str, tensors: dict[str, Any],
     """One listed file's entries.  The usual file (every entry an object
     whose descriptor and gid texts decode, and whose shape is a list of
     non-negative integers) is read with C-level passes into a Recorded, each
-    distinct text decoded once; any other goes entry by entry through
-    ``_tensor``, which reports what is wrong (issue 15: 25,000 entries)."""
+    distinct text and shape checked once; any other goes entry by entry
+    through ``_tensor``, which reports what is wrong (issue 15: 25,000
+    entries)."""
     ents = list(tensors.values())
     if not _OBJECTS.issuperset(map(type, ents)):
         return _each(art, rel, tensors, memo)
-    descs, gids = list(map(_DESC, ents)), list(map(_GID, ents))
-    distinct_descs, distinct_gids = set(descs), set(gids)
-    if not (_STRS.issuperset(map(type, distinct_descs))
-            and _STRS.issuperset(map(type, distinct_gids))):
+    try:
+        descs, gids, shapes = (list(map(_DESC, ents)), list(map(_GID, ents)),
+                               list(map(_SHAPE, ents)))
+        # a list or an object where a text or an extent belongs is
+        # unhashable: entry by entry too
+        distinct_descs, distinct_gids = set(descs), set(gids)
+        distinct_shapes = (set(map(tuple, shapes)) if _LISTS.issuperset(map(type, shapes))
+                           else None)
+    except (KeyError, TypeError):
+        return _each(art, rel, tensors, memo)
+    if (distinct_shapes is None or not _STRS.issuperset(map(type, distinct_descs))
+            or not _STRS.issuperset(map(type, distinct_gids))):
         return _each(art, rel, tensors, memo)
     desc_of = {t: _decoded(memo, "desc", t, desc_mod.from_hex) for t in distinct_descs}
     gid_of = {t: _decoded(memo, "gid", t, base32.decode) for t in distinct_gids}
-    shapes = list(map(_SHAPE, ents))
-    # every shape a list, every extent an integer and none negative: three
-    # C-level passes over all of them (``_shape_ok`` per entry, at once)
+    # every extent an integer (asked of every extent: 2.0 is a distinct
+    # shape's equal) and none negative (of each distinct shape):
+    # ``_shape_ok`` per entry, at once
     if (any(isinstance(v, GritError) for v in chain(desc_of.values(), gid_of.values()))
-            or not _LISTS.issuperset(map(type, shapes))
             or not _EXTENT_TYPES.issuperset(map(type, chain.from_iterable(shapes)))
-            or min(chain.from_iterable(shapes), default=0) < 0):
+            or min(chain.from_iterable(distinct_shapes), default=0) < 0):
         return _each(art, rel, tensors, memo)
-    found = list(map(_DIGEST, ents))
+    digests = None
+    if any(map(_HAS, ents, repeat("digest"))):
+        raw = list(map(_DIGEST, ents))
+        digests = list(map(_digest, raw))
+        if digests.count(None) != raw.count(None):  # one is not 32 hex digits
+            return _each(art, rel, tensors, memo)
     return Recorded(rel, list(tensors), shapes, list(map(desc_of.__getitem__, descs)),
-                    list(map(gid_of.__getitem__, gids)),
-                    list(map(_digest, found)) if any(found) else None)
+                    list(map(gid_of.__getitem__, gids)), digests)
 
 
 def _digest(text: Any) -> bytes | None:
@@ -205,7 +221,11 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
     if not isinstance(t, dict):
         art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: entry is not an object", tensor=name)
         return None
-    d = _decoded(memo, "desc", str(t.get("desc", "")), desc_mod.from_hex)
+    text = t.get("desc", "")
+    if not isinstance(text, str):
+        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: desc: not a hex text", tensor=name)
+        return None
+    d = _decoded(memo, "desc", text, desc_mod.from_hex)
     if isinstance(d, GritError):
         art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: desc: {d}", tensor=name)
         return None
@@ -221,7 +241,14 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
             art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: gid: {got}", tensor=name)
         else:
             expected_gid = got
-    digest = _digest(t.get("digest"))
+    elif g is not None:  # absent or null: nothing recorded to compare
+        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: gid: not a base32 text",
+                  tensor=name)
+    raw = t.get("digest")
+    digest = _digest(raw)
+    if digest is None and raw is not None:  # absent or null: none recorded
+        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: digest: not 32 hex digits",
+                  tensor=name)
     return QTensor(name, f"{rel}::{name}", tuple(shape), Source.MANIFEST, d, None, "manifest",
                    None, None, None, digest, expected_gid, NO_LAYOUTS, notes)
 

@@ -464,6 +464,25 @@ def _(d):
     return "config.json"
 
 
+def manifest(d: str, tensors: dict[str, object]) -> str:
+    with open(os.path.join(d, "grit-manifest.json"), "w") as f:
+        json.dump({"grit_manifest": 1, "artifacts": [{"path": "good.safetensors",
+                                                      "tensors": tensors}]}, f)
+    return "grit-manifest.json"
+
+
+# an entry's fields of the wrong JSON type: lists and objects are unhashable
+# (stop 16's file-at-a-time reader exited 70 on them), a float extent equals
+# an earlier entry's integer one
+@case("js36_manifest_entry_types")
+def _(d): return manifest(d, {
+    "a": {"desc": ["00" * 64], "shape": [4], "gid": "AAAA"},
+    "b": {"desc": "00" * 64, "shape": [[4]], "gid": "AAAA"},
+    "c": {"desc": "00" * 64, "shape": [4], "gid": {"gid": "AAAA"}},
+    "d": {"desc": "00" * 64, "shape": [4.0], "gid": "AAAA"},
+    "e": {"desc": "00" * 64, "shape": [4], "gid": "AAAA", "digest": ["0" * 32]}})
+
+
 # ---------------------------------------------------------------- filesystem 36-41
 
 @case("fs36_symlink_outside", kinds=("path_escape",))
