@@ -491,6 +491,21 @@ class QList(_QListBase):
         for k, g in zip(kinds, vals):
             self.replay(makers[k], g)
 
+    @classmethod
+    def from_columns(cls, objs: list[QTensor], makers: Sequence[Replays], kinds: array[int],
+                     vals: array[int]) -> QList:
+        """The list whose tensor i is ``objs[vals[i]]`` where ``kinds[i]``
+        is -1, else ``makers[kinds[i]]``'s from ``vals[i]``; the objects
+        must be in ``objs`` in the order they are listed (``pop``)."""
+        out = cls()
+        if not makers:
+            out._objs = [objs[v] for v in vals]
+            return out
+        out._objs, out._makers = objs, list(makers)
+        out._maker_ix = {m: k for k, m in enumerate(out._makers)}
+        out._kinds, out._vals = kinds, vals
+        return out
+
     def columns(self) -> tuple[Sequence[int], Sequence[int], Sequence[Replays]] | None:
         """(kinds, vals, makers) when every tensor is a Replays' (else None):
         tensor i is ``makers[kinds[i]]``'s from ``vals[i]``."""

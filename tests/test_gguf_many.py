@@ -119,3 +119,46 @@ def test_summary_counts_every_tensor(many):
     assert len(want) == 4  # Q4_K's, Q8_0's and MXFP4's grades; Q6_K by its convention
     counts = [g["count"] for g in a["grades"]]
     assert counts == sorted(counts, reverse=True)
+
+
+def test_tensors_are_columns_one_maker_per_type_and_shape(many):
+    """The mapped tensors are kept as columns (parsers/readers.py
+    ``_GgmlTensors``, issue 15): one maker per distinct (ggml type, shape),
+    counted here from gguf-py's reader; what the rules read from the
+    columns (names, roles, groups, kins, size checks) is what the same
+    tensors give as objects."""
+    from grit_scan.artifact import Artifact, Format, QList
+    from grit_scan.rules import support
+
+    art = readers.read_gguf(many, "many.gguf")
+    q = art.quantized
+    assert q.columnar
+    cols = q.columns()
+    assert cols is None  # Q6_K's tensors (unmapped, with a reason) are objects
+    theirs = GGUFReader(many).tensors
+    mapped = {(int(t.tensor_type), tuple(int(x) for x in reversed(t.shape.tolist())))
+              for t in theirs if int(t.tensor_type) in MAPPINGS}
+    units = q.units()
+    makers = {id(m) for _rep, _idx, m in units if m is not None}
+    assert len(makers) == len(mapped) > 6
+    objs = QList(list(q))
+    assert not objs.columnar
+    assert q.names() == objs.names() and q.roles() == objs.roles()
+    for rep, idx, maker in units:
+        assert all(q[i].shape == rep.shape and q[i].convention == rep.convention for i in idx)
+        assert (maker is None) == (rep.source is not Source.GGML_TYPE)
+    # kins: the same partition of the names, whether columns or objects
+    as_objects = Artifact(path="o", abs_path="o", format=Format.GGUF)
+    as_objects.quantized = objs
+
+    def partition(a):
+        names = a.quantized.names()
+        return sorted(sorted(names[i] for i in kin.idx) for kin in support._kins(a))
+
+    assert partition(art) == partition(as_objects)
+    # a payload is wrong where its length is not the planes' sum
+    for rep, idx, _maker in units[:12]:
+        assert rep.payload is not None
+        for sizes in ([rep.payload.length], [rep.payload.length - 1, 0], [1, 2]):
+            assert q.size_mismatches(idx, sizes) == objs.size_mismatches(idx, sizes)
+    assert q.size_mismatches(units[0][1], [0]) == list(units[0][1])

@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 import re
 import struct
+from array import array
 from collections import Counter
-from collections.abc import Callable, Mapping
-from itertools import groupby, repeat
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress, groupby, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -23,6 +24,7 @@ from ..artifact import (
     Format,
     IssueCode,
     PlaneRef,
+    QList,
     QTensor,
     ReadError,
     Source,
@@ -217,6 +219,51 @@ _GRIT = object()  # marks a tensor the grit.* keys describe (a run of its own)
 _Shared = tuple["Descriptor", "Grade", str, Mapping[int, str]]
 
 
+class _GgmlTensors:
+    """A GGUF's tensors of one mapped ggml type and shape, as the Replays
+    (artifact.QList) whose int is a tensor's position in the file's table:
+    what they share is held once, and a QTensor (with its role and payload
+    PlaneRef) is made only when asked for.  The rules read the list's
+    columns (issue 15: a GGUF of 100,000 quantised tensors made 100,000
+    QTensors, then grouped them into kins one by one)."""
+
+    __slots__ = ("shape", "shared", "names_", "offsets", "available")
+
+    def __init__(self, shape: tuple[int, ...], shared: _Shared, names: Sequence[str],
+                 offsets: Sequence[int], available: Sequence[int]) -> None:
+        self.shape = shape
+        self.shared = shared
+        self.names_ = names
+        self.offsets = offsets
+        self.available = available
+
+    def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
+        d, grade, conv, layouts = self.shared
+        name = self.names_[g]
+        return QTensor(name, gguf_role(name) if role is None else role, self.shape,
+                       Source.GGML_TYPE, d, grade, conv, None,
+                       PlaneRef(name, self.offsets[g], self.available[g]), None, None, None,
+                       layouts, _NO_NOTES)
+
+    def names(self, gs: Sequence[int]) -> Iterable[str]:
+        return map(self.names_.__getitem__, gs)
+
+    def roles(self, gs: Sequence[int]) -> Iterable[str]:
+        return map(gguf_role, self.names(gs))
+
+    def data_position(self, g: int) -> int | None:
+        return None  # not a model's columns (parsers/models.py): the table's
+
+    def data_part(self) -> int | None:
+        return None
+
+    def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
+        # one payload run: wrong where its length is not the planes' sum
+        # (QList.size_mismatches of such an object)
+        total = sum(sizes)
+        return compress(range(len(gs)), map(total.__ne__, map(self.available.__getitem__, gs)))
+
+
 def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     from . import gguf_reader
     from .ggml_types import MAPPINGS  # gguf: GGUF only
@@ -230,11 +277,11 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     art.metadata = _gguf_metadata(h)
     grit = _gguf_grit(art, h)
     # What depends only on the ggml type and rank is built once per distinct
-    # pair and shared by its tensors; each run of consecutive tensors of one
-    # mapped pair is then built by map() over the columns, one QTensor and
-    # one PlaneRef each with no Python loop around them (issue 15:
-    # 100k-tensor GGUFs).  Tensors the grit.* keys describe and ggml types
-    # without a mapping go one by one.
+    # pair and shared by its tensors; the tensors of each mapped (type,
+    # shape) are one _GgmlTensors, added to the list's columns a run at a
+    # time by C-level passes, with no QTensor made (issue 15: 100k-tensor
+    # GGUFs).  Tensors the grit.* keys describe and ggml types without a
+    # mapping are objects, made one by one.
     keys = list(zip(h.codes, table.ranks))
     shared: dict[tuple[int, int], _Shared | None] = {}
     for code, rank in set(keys):
@@ -245,46 +292,53 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     if grit:
         kinds = [_GRIT if name in grit else k for name, k in zip(table.names, kinds)]
     names, shapes, offsets, available = table.names, h.shapes, table.offsets, table.available
-    quantized = art.quantized
-    ggml = Source.GGML_TYPE
+    objs: list[QTensor] = []
+    makers: list[_GgmlTensors] = []
+    maker_of: dict[tuple[int, tuple[int, ...]], int] = {}  # (type, shape) -> its maker
+    col_kinds, col_vals = array("i"), array("q")
     start = 0
     for kind, run in groupby(kinds):
         end = start + len(list(run))
-        if kind is _GRIT:
-            quantized.extend(map(grit.__getitem__, names[start:end]))
-        elif kind is None:
-            for i in range(start, end):
-                _unmapped(art, names[i], h.codes[i], shapes[i], offsets[i], available[i])
+        if kind is _GRIT or kind is None:
+            got = (list(map(grit.__getitem__, names[start:end])) if kind is _GRIT else
+                   [q for i in range(start, end)
+                    if (q := _unmapped(art, names[i], h.codes[i], shapes[i], offsets[i],
+                                       available[i])) is not None])
+            col_kinds.extend(repeat(-1, len(got)))
+            col_vals.extend(range(len(objs), len(objs) + len(got)))
+            objs.extend(got)
         else:
-            d, grade, conv, layouts = cast(_Shared, kind)
-            ns = names[start:end]
-            quantized.extend(map(
-                QTensor, ns, map(gguf_role, ns), shapes[start:end], repeat(ggml), repeat(d),
-                repeat(grade), repeat(conv), repeat(None),
-                map(PlaneRef, ns, offsets[start:end], available[start:end]), repeat(None),
-                repeat(None), repeat(None), repeat(layouts), repeat(_NO_NOTES)))
+            ks = list(zip(h.codes[start:end], shapes[start:end]))
+            for key in dict.fromkeys(ks):  # each new (type, shape), in order
+                if key not in maker_of:
+                    maker_of[key] = len(makers)
+                    makers.append(_GgmlTensors(key[1], cast(_Shared, kind), names, offsets,
+                                               available))
+            col_kinds.extend(map(maker_of.__getitem__, ks))
+            col_vals.extend(range(start, end))
         start = end
+    art.quantized = QList.from_columns(objs, makers, col_kinds, col_vals)
     return art
 
 
 def _unmapped(art: Artifact, name: str, ttype: int, shape: tuple[int, ...], offset: int,
-              available: int) -> None:
-    """A tensor of a ggml type with no GRIT mapping: counted when unquantised,
-    else a QTensor without descriptor and the issue saying why."""
+              available: int) -> QTensor | None:
+    """A tensor of a ggml type with no GRIT mapping: counted when unquantised
+    (None), else a QTensor without descriptor, and the issue saying why."""
     from .ggml_types import NOT_REPRESENTABLE, UNQUANTISED, type_name
 
     tn = type_name(ttype)
     if ttype in UNQUANTISED:
         art.unquantized[tn] = art.unquantized.get(tn, 0) + 1
-        return
+        return None
     reason = NOT_REPRESENTABLE.get(tn, f"ggml type {tn} has no GRIT v1 mapping")
     clause = "§0.3(b)" if "§0.3b" in reason or "codebook" in reason else "§2.4"
     q = QTensor(name=name, role=gguf_role(name), shape=shape, source=Source.NONE,
                 convention=f"ggml:{tn}", reason=f"ggml {tn}: {reason}",
                 payload=PlaneRef(name, offset, available))
-    art.quantized.append(q)
     art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: ggml {tn}: {reason}",
               tensor=name, clause=clause, convention=f"ggml:{tn}")
+    return q
 
 
 def _gguf_metadata(h: GgufHeader) -> dict[str, Any]:
