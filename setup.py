@@ -16,7 +16,8 @@ BANNER = """
 grit-scan: WARNING: the compiled helper (grit_scan.codec._fnv) could not be
 built ({reason}). grit will use its pure-Python fallback: GGUF headers read
 up to ~10x slower and --deep digests far slower. Install a C compiler and
-the Python headers (e.g. apt-get install gcc python3-dev) and reinstall.
+the Python headers (e.g. apt-get install gcc python3-dev) and reinstall
+without pip's cached wheel: pip install --no-cache-dir --force-reinstall.
 *****************************************************************************
 """
 
@@ -41,6 +42,13 @@ def _warn(exc: Exception) -> None:
     banner = BANNER.format(reason=f"{type(exc).__name__}: {exc}")
     sys.stderr.write(banner)
     print(banner)  # pip shows stdout with -v; stderr reaches a plain build log
+    # pip keeps a successful build's output to itself unless run with -v:
+    # the terminal pip runs in, when there is one, gets the banner directly
+    try:
+        with open("/dev/tty", "w") as tty:
+            tty.write(banner)
+    except OSError:
+        pass  # no terminal (CI): the first scan says so on stderr
 
 
 setup(ext_modules=[Extension("grit_scan.codec._fnv", ["grit_scan/codec/_fnv.c"],
