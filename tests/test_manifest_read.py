@@ -91,6 +91,19 @@ def _spoil(tensors: dict[str, Any], name: str, ent: dict[str, Any], how: str | N
         ent["shape"] = [True] + ent["shape"][1:]
 
 
+def _read_both_ways(doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                    ) -> tuple[list[Any], list[tuple[str, str]]]:
+    """``doc`` written as a manifest and read: what the file-at-a-time reader
+    gives, asserted equal to what the entry-by-entry reader gives."""
+    path = tmp_path / "grit-manifest.json"
+    path.write_text(json.dumps(doc))
+    fast = _read(path)
+    with monkeypatch.context() as m:
+        m.setattr(manifest, "_tensors", manifest._each)
+        assert _read(path) == fast
+    return fast
+
+
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(breaks=st.lists(BREAKS, min_size=1, max_size=12))
@@ -106,12 +119,7 @@ def test_entries_read_as_one_at_a_time(written: tuple[Path, dict[str, Any]], tmp
         name, ent = entries[k % len(entries)]
         tensors = next(a["tensors"] for a in doc["artifacts"] if name in a["tensors"])
         _spoil(tensors, name, ent, how)
-    path = tmp_path / "grit-manifest.json"
-    path.write_text(json.dumps(doc))
-    fast = _read(path)
-    with monkeypatch.context() as m:
-        m.setattr(manifest, "_tensors", manifest._each)
-        assert _read(path) == fast
+    _read_both_ways(doc, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("how", [b for b in BREAKS.elements if b is not None])
@@ -127,12 +135,7 @@ def test_a_late_entry_spoilt_alone(written: tuple[Path, dict[str, Any]], tmp_pat
     name, ent = next(items[j] for j in reversed(range(len(items)))
                      if items[j][1]["shape"] in [e["shape"] for _n, e in items[:j]])
     _spoil(tensors, name, ent, how)
-    path = tmp_path / "grit-manifest.json"
-    path.write_text(json.dumps(doc))
-    fast = _read(path)
-    with monkeypatch.context() as m:
-        m.setattr(manifest, "_tensors", manifest._each)
-        assert _read(path) == fast
+    fast = _read_both_ways(doc, tmp_path, monkeypatch)
     if how not in ("digest", "bool", "gid-missing"):  # nothing wrong to name
         assert any(name in msg for _code, msg in fast[1]), fast[1]
 
