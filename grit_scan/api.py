@@ -178,10 +178,14 @@ def load_tensor(spec: str) -> tuple[Artifact, QTensor]:
     art = readers.read_path(real, ReadContext(path, real), fmt=fmt)
     if not art.parsed:
         raise GritValueError(f"{path}: " + "; ".join(i.message for i in art.issues[:1]))
-    for q in art.quantized:
-        if q.name == name or q.role == name:
-            return art, q
-    for q in art.quantized:  # a plane or payload tensor of a logical tensor
+    qs = art.quantized
+    # by the columns' names and roles: a GGUF's 100,000 tensors are made
+    # only when asked for (artifact.QList)
+    at = next((i for i, (n, r) in enumerate(zip(qs.names(), qs.roles()))
+               if n == name or r == name), None)
+    if at is not None:
+        return art, qs[at]
+    for q in qs:  # a plane or payload tensor of a logical tensor
         refs = q.refs()
         if any(r is not None and r.tensor == name for r in refs):
             return art, q
@@ -204,7 +208,7 @@ def quantized_names(path: str) -> list[str]:
         if fmt is None or not fmt.is_checkpoint_file:
             return []
         art = readers.read_path(real, fmt=fmt)
-        return [q.name for q in art.quantized] if art.parsed else []
+        return art.quantized.names() if art.parsed else []
     except Exception:  # noqa: BLE001 - completion must never fail the shell
         return []
 
