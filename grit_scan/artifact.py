@@ -730,11 +730,13 @@ class QList(_QListBase):
 
         if self._kinds is None or self._vals is None:
             return [i for i in idx if wrong(self._objs[i])]
-        vals = self._vals
+        kinds, vals = self._kinds, self._vals
         out: list[int] = []
         groups = self._groups()
         # a kin's positions are usually one Replays' group, the same list
-        whole = next(((k, ix) for k, ix in groups.items() if ix is idx), None)
+        # (found by its first position's kind: a GGUF has a group per shape)
+        k0 = kinds[idx[0]] if idx else 0
+        whole = (k0, idx) if idx and groups.get(k0) is idx else None
         for k, ix in ([whole] if whole is not None else self._by_maker(idx).items()):
             if k < 0:
                 out.extend(i for i in ix if wrong(self._objs[vals[i]]))

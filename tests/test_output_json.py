@@ -135,3 +135,25 @@ def test_lazy_tensor_records_write_as_the_list_does():
     buf = io.StringIO()
     render(report, OutputFormat.JSON, buf)
     assert buf.getvalue() == json.dumps(report.to_json(), indent=2, default=str) + "\n"
+
+
+def test_writing_text_leaves_no_cycle_behind():
+    """json_text's writer refers to itself through its closure; the cycle
+    is broken when it returns, so a fragment's pieces are freed at once
+    and not when the (paused, issue 15) cyclic collector next runs."""
+    import gc
+
+    from grit_scan.report.json_text import dumps, fragment
+
+    doc = {"shape": [2, 3], "grade": "g", "nested": {"a": [1, "x", None, 2.5]}}
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(50):
+            fragment(doc, "\n  ")
+            dumps(doc)
+        assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()

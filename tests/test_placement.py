@@ -62,6 +62,20 @@ def test_class_8_word_is_fnv_of_canonical_text():
 def test_bad_layouts(bad):
     with pytest.raises(GritValueError):
         P.parse_layout(bad)
+    with pytest.raises(GritValueError):  # refused again: a refusal is not remembered
+        P.parse_layout(bad)
+
+
+def test_a_text_is_parsed_once():
+    """Issue 15: every plane of every distinct (descriptor, shape) asks for
+    its layout; a text is parsed once and its (immutable) node shared, and
+    a non-text is refused before it reaches the memo (unhashable)."""
+    text = "Compose(Perm([1,0,3,2]),BlockAos)"
+    a = P.parse_layout(text)
+    assert P.parse_layout(text) is a and a.text == text
+    assert P.parse_layout(" " + text) == a
+    with pytest.raises(GritValueError, match="must be text"):
+        P.parse_layout(["RowMajor"])  # type: ignore[arg-type]
 
 
 def test_names():

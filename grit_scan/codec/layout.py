@@ -395,6 +395,13 @@ def _collect_attrs(node: Layout, attrs: _Attrs) -> None:
             _collect_attrs(a, attrs)
 
 
+@functools.lru_cache(maxsize=1024)
+def _word_of(node: Layout) -> int:
+    """The class-0x8 word of a parsed expression (its canonical text hashed),
+    once per expression (parse_layout gives the same node for the same text)."""
+    return expression_word(node.text)
+
+
 def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> Layout:
     """The layout expression a placement word stands for, or refuse (§5.3)."""
     if word == UNSPECIFIED:
@@ -418,7 +425,7 @@ def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> 
                           "expression hash whose expression was not supplied; refusing to "
                           "guess (§5.3)", plane)
         node = parse_layout(text)
-        if expression_word(node.text) != word:
+        if _word_of(node) != word:
             raise _refuse(f"layout expression {text!r} does not hash to {word:#018x}", plane)
         return node
     raise _refuse(f"{PLANE_NAMES[plane]} placement {placement_name(word)} is not defined", plane)

@@ -8,6 +8,7 @@ opaque (RECONSTRUCTION §7).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -246,6 +247,16 @@ def parse_layout(text: str) -> Layout:
     """Parse and canonicalise a layout expression."""
     if not isinstance(text, str):
         raise GritValueError("a layout expression must be text")
+    return _parse(text)
+
+
+# A file's tensors share a handful of layout texts, asked for once per plane
+# of every distinct (descriptor, shape): parsed once each (issue 15: a GGUF
+# of 20,000 shapes parsed 80,000 times).  A Layout is immutable, and an
+# expression that does not parse raises each time (lru_cache keeps no
+# exception).
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> Layout:
     p = _Parser(text)
     node = p.layout()
     tail = p.peek()
