@@ -76,6 +76,12 @@ def test_a_text_is_parsed_once():
     assert P.parse_layout(" " + text) == a
     with pytest.raises(GritValueError, match="must be text"):
         P.parse_layout(["RowMajor"])  # type: ignore[arg-type]
+    # a long text is parsed each time, never kept (a hostile file's many
+    # long expressions cannot fill memory)
+    long = "Perm([" + ",".join(map(str, reversed(range(400)))) + "])"
+    assert len(long) > P.MEMO_CHARS
+    b = P.parse_layout(long)
+    assert P.parse_layout(long) == b and P.parse_layout(long) is not b
 
 
 def test_names():

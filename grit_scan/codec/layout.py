@@ -38,6 +38,7 @@ from .placement import (
     BLOCK_AOS,
     COL_MAJOR,
     LINEAR_META,
+    MEMO_CHARS,
     META_M16N8K32,
     PACK_K4_12B,
     ROW_MAJOR,
@@ -395,11 +396,15 @@ def _collect_attrs(node: Layout, attrs: _Attrs) -> None:
             _collect_attrs(a, attrs)
 
 
-@functools.lru_cache(maxsize=1024)
-def _word_of(node: Layout) -> int:
-    """The class-0x8 word of a parsed expression (its canonical text hashed),
-    once per expression (parse_layout gives the same node for the same text)."""
+@functools.lru_cache(maxsize=256)
+def _short_word(node: Layout) -> int:
     return expression_word(node.text)
+
+
+def _word_of(text: str, node: Layout) -> int:
+    """The class-0x8 word of ``node``, parsed from ``text`` (its canonical
+    text hashed): once per short expression, as parse_layout parses it."""
+    return _short_word(node) if len(text) <= MEMO_CHARS else expression_word(node.text)
 
 
 def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> Layout:
@@ -425,7 +430,7 @@ def resolve_layout(word: int, layouts: Mapping[int, str] | None, plane: int) -> 
                           "expression hash whose expression was not supplied; refusing to "
                           "guess (§5.3)", plane)
         node = parse_layout(text)
-        if _word_of(node) != word:
+        if _word_of(text, node) != word:
             raise _refuse(f"layout expression {text!r} does not hash to {word:#018x}", plane)
         return node
     raise _refuse(f"{PLANE_NAMES[plane]} placement {placement_name(word)} is not defined", plane)

@@ -247,22 +247,26 @@ def parse_layout(text: str) -> Layout:
     """Parse and canonicalise a layout expression."""
     if not isinstance(text, str):
         raise GritValueError("a layout expression must be text")
-    return _parse(text)
+    return _parse(text) if len(text) <= MEMO_CHARS else _parse_text(text)
 
 
-# A file's tensors share a handful of layout texts, asked for once per plane
-# of every distinct (descriptor, shape): parsed once each (issue 15: a GGUF
-# of 20,000 shapes parsed 80,000 times).  A Layout is immutable, and an
-# expression that does not parse raises each time (lru_cache keeps no
-# exception).
-@functools.lru_cache(maxsize=1024)
-def _parse(text: str) -> Layout:
+def _parse_text(text: str) -> Layout:
     p = _Parser(text)
     node = p.layout()
     tail = p.peek()
     if tail is not None:
         raise GritValueError(f"layout expression: unexpected {tail[1]!r} after the end")
     return node
+
+
+# A file's tensors share a handful of layout texts, asked for once per plane
+# of every distinct (descriptor, shape): each parsed once (issue 15: a GGUF
+# of 20,000 shapes parsed 80,000 times).  A Layout is immutable, and an
+# expression that does not parse raises each time (lru_cache keeps no
+# exception).  Only short texts are kept (ggml's longest is about 200
+# characters), so a hostile file's long expressions cannot fill memory.
+MEMO_CHARS = 1024
+_parse = functools.lru_cache(maxsize=256)(_parse_text)
 
 
 def canonical_layout(text: str) -> str:
