@@ -694,7 +694,7 @@ def _(d): return gguf_file(d, "a.gguf", gguf(
 # the report through a closure cycle (230 MB resident at d39bfbd), and with
 # a GGUF's tensors as columns, checking their sizes looked for each kin's
 # group among all the groups (quadratic: 20,000 shapes took 8.3 s at
-# 7d64689, against 2.2 s now)
+# 7d64689, against 1.6 s now)
 @case("s17_gguf_40k_distinct_shapes", kinds=("inferred_descriptor",), graded=3)
 def _(d):
     infos, off = [], 0
