@@ -15,7 +15,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, islice, repeat
+from itertools import chain, compress, groupby, islice, repeat
 from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, overload
@@ -767,11 +767,12 @@ class Recorded:
     so no QTensor is made until one is asked for.
 
     ``shapes`` are the JSON lists as read (each already checked to be
-    non-negative integers); ``digests`` is None when no entry records one."""
+    non-negative integers) or tuples; ``digests`` is None when no entry
+    records one."""
 
-    __slots__ = ("rel", "names_", "shapes", "descs", "gids", "digests", "notes")
+    __slots__ = ("rel", "names_", "shapes", "descs", "gids", "digests", "notes", "objs")
 
-    def __init__(self, rel: str, names: list[str], shapes: list[list[int]],
+    def __init__(self, rel: str, names: list[str], shapes: Sequence[Sequence[int]],
                  descs: list[Any], gids: list[bytes | None],
                  digests: list[bytes | None] | None) -> None:
         self.rel = rel
@@ -781,6 +782,7 @@ class Recorded:
         self.gids = gids
         self.digests = digests
         self.notes = (f"file={rel}",)  # one tuple for the file's entries
+        self.objs: list[QTensor] | None = None  # the entries, when read as objects
 
     def __len__(self) -> int:
         return len(self.names_)
@@ -791,6 +793,11 @@ class Recorded:
                        self.descs[g], None, "manifest", None, None, None,
                        None if self.digests is None else self.digests[g], self.gids[g],
                        NO_LAYOUTS, self.notes)
+
+    def entry(self, g: int) -> QTensor:
+        """The entry at ``g``: the object itself when the entries were read
+        as objects (``of``), else made from the columns."""
+        return self.make(g, None) if self.objs is None else self.objs[g]
 
     def names(self, gs: Sequence[int]) -> Iterable[str]:
         return map(self.names_.__getitem__, gs)
@@ -826,6 +833,27 @@ class Recorded:
         return recs if Recorded.columns(recs) == (kinds, vals) else None
 
     @staticmethod
+    def of(quantized: QList) -> list[Recorded]:
+        """Each listed file's entries as a Recorded, in order: the list's
+        own (``entries``) when it holds them as the reader adds them, else
+        built from the runs of its objects that share one notes tuple (a
+        manifest read entry by entry, or a list edited since)."""
+        recs = Recorded.entries(quantized)
+        if recs is not None:
+            return recs
+        out = []
+        for notes, run in groupby(quantized, key=_NOTES_OF):
+            qs = list(run)
+            digests = [q.expected_digest for q in qs]
+            r = Recorded(next((n[5:] for n in notes if n.startswith("file=")), ""),
+                         [q.name for q in qs], [q.shape for q in qs], [q.desc for q in qs],
+                         [q.expected_gid for q in qs],
+                         digests if any(d is not None for d in digests) else None)
+            r.objs = qs
+            out.append(r)
+        return out
+
+    @staticmethod
     def columns(recs: Sequence[Recorded]) -> tuple[array[int], array[int]]:
         """The QList columns (kinds, vals) of every entry of ``recs``, in
         order: ``QList.add_replays(recs, *Recorded.columns(recs))``."""
@@ -836,6 +864,7 @@ class Recorded:
 
 _NAME_OF: Callable[[QTensor], str] = attrgetter("name")
 _ROLE_OF: Callable[[QTensor], str] = attrgetter("role")
+_NOTES_OF: Callable[[QTensor], tuple[str, ...]] = attrgetter("notes")
 
 
 @dataclass

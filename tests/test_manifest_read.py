@@ -258,10 +258,11 @@ def test_gid_check_reads_columns_as_it_reads_objects(written: tuple[Path, dict[s
 def test_records_out_of_order_are_read_as_objects(written: tuple[Path, dict[str, Any]]
                                                   ) -> None:
     """Recorded.entries gives the columns only as the reader adds them: a
-    list sliced or reordered gives None, and the gid check's other path
-    (runs of one file's entries) reads the same names and gids."""
+    list sliced or reordered gives None, and Recorded.of, which the gid
+    check and the digest join read, then takes the runs of one file's
+    entries: the same names and gids, the objects themselves, and entries
+    made from the columns equal to them."""
     from grit_scan.artifact import Recorded
-    from grit_scan.rules.kinds.gid_disagreement import _listed
 
     out, _doc = written
     with paused():
@@ -269,12 +270,15 @@ def test_records_out_of_order_are_read_as_objects(written: tuple[Path, dict[str,
     q = art.quantized
     recs = Recorded.entries(q)
     assert recs is not None and sum(map(len, recs)) == len(q) > 1
-    want = [(rel, list(names), list(gids)) for rel, names, gids, _e in _listed(q)]
-    assert want == [(r.rel, r.names_, r.gids) for r in recs]
+    assert Recorded.of(q) == recs
+    want = [(r.rel, r.names_, r.gids) for r in recs]
     assert Recorded.entries(q[1:]) is None
     assert Recorded.entries(q[::-1]) is None
     objects = list(q)
     q[:] = objects  # edited: objects now
     assert Recorded.entries(q) is None
-    got = [(rel, list(names), list(gids)) for rel, names, gids, _e in _listed(q)]
+    runs = Recorded.of(q)
+    assert [r.entry(j) for r in runs for j in range(len(r))] == objects
+    assert [r.make(j, None) for r in runs for j in range(len(r))] == objects
+    got = [(r.rel, r.names_, r.gids) for r in runs]
     assert [g for g in got if g[1]] == [w for w in want if w[1]]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from itertools import chain, repeat
 from operator import itemgetter, methodcaller
@@ -119,13 +119,6 @@ def _resolved(base: str, rels: list[str]) -> dict[str, str]:
         else:
             out[rel] = os.path.realpath(target)
     return out
-
-
-def listed_file(man: Artifact, q: QTensor) -> str | None:
-    """The real path of the file a manifest entry ``q`` belongs to."""
-    rel = next((n[5:] for n in q.notes if n.startswith("file=")), "")
-    resolved = man.metadata.get("resolved", {})
-    return resolved.get(rel) if isinstance(resolved, dict) else None
 
 
 def _decoded(memo: dict[tuple[str, str], Any], what: str, text: str,
@@ -257,19 +250,17 @@ def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> None:
     """Give each listed file's tensors the digest the manifest recorded (a
     hash join on real path and tensor name), unless the file records its own."""
     by_file: dict[str, dict[str, bytes]] = {}
-    recs = Recorded.entries(man.quantized)
+    resolved = man.metadata.get("resolved", {})
+    if not isinstance(resolved, dict):
+        return
     # only a file with a recorded digest is looked at (a manifest written
     # without --deep records none: nothing to attach, no entry made)
-    qs: Iterable[QTensor] = (chain.from_iterable(
-        map(r.make, range(len(r)), repeat(None)) for r in recs if r.digests is not None)
-        if recs is not None else man.quantized)
-    for q in qs:
-        if q.expected_digest is None:
+    for r in Recorded.of(man.quantized):
+        art = files.get(resolved.get(r.rel) or "")
+        if r.digests is None or art is None:
             continue
-        art = files.get(listed_file(man, q) or "")
-        if art is None:
-            continue
-        by_file.setdefault(art.abs_path, {})[q.name] = q.expected_digest
+        by_file.setdefault(art.abs_path, {}).update(
+            (n, d) for n, d in zip(r.names_, r.digests) if d is not None)
     for path, want in by_file.items():
         art = files[path]
         art.quantized[:] = [

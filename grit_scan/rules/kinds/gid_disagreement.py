@@ -10,13 +10,12 @@ together with one diff.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from functools import partial
-from itertools import compress, groupby, repeat
-from operator import attrgetter, ne
+from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import ne
 from typing import TYPE_CHECKING
 
-from ...artifact import Artifact, Format, QList, QTensor, Recorded, ScanInput, Source
+from ...artifact import Artifact, Format, QTensor, Recorded, ScanInput, Source
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -210,8 +209,8 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
         # 15: 25,000 entries)
         now_of: dict[str, dict[str, object]] = {}
         positions: dict[str, dict[str, int]] = {}  # built for a changed gid only
-        for rel, names, expected, entry in _listed(man.quantized):
-            art = by_path.get(resolved.get(rel, ""))
+        for r in Recorded.of(man.quantized):
+            art = by_path.get(resolved.get(r.rel, ""))
             if art is None:
                 continue  # the reader already reported the file as gone
             now_by_name = now_of.get(art.abs_path)
@@ -219,11 +218,11 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
                 now_by_name = now_of[art.abs_path] = dict(
                     zip(art.quantized.names(), per_tensor(art, _now)))
             # _GONE: no tensor by that name now
-            now = list(map(now_by_name.get, names, repeat(_GONE)))
+            now = list(map(now_by_name.get, r.names_, repeat(_GONE)))
             # an entry differs from what the file says now (a superset of the
             # findings: each is then looked at as it always was), in order
-            for j in compress(range(len(names)), map(ne, expected, now)):
-                q, g_now = entry(j), now[j]
+            for j in compress(range(len(r)), map(ne, r.gids, now)):
+                q, g_now = r.entry(j), now[j]
                 if g_now is _GONE:
                     out.append(RULE.finding(art.path, f"{q.name}: in the manifest but no longer "
                                             f"a described tensor in {art.path}", q.name,
@@ -238,24 +237,6 @@ def manifest_changes(arts: Sequence[Artifact]) -> list[Finding]:
     return out
 
 
-def _listed(quantized: QList) -> Iterator[tuple[str, Sequence[str], Sequence[bytes | None],
-                                                Callable[[int], QTensor]]]:
-    """Per listed file, in order: its path as listed, its entries' names
-    and recorded gids, and the entry at a position.  Read from the columns
-    of a Recorded without making an entry; a manifest whose entries are
-    objects (read one by one) gives runs of one notes tuple."""
-    recs = Recorded.entries(quantized)
-    if recs is not None:
-        for r in recs:
-            yield r.rel, r.names_, r.gids, partial(r.make, home=None)
-        return
-    for notes, run in groupby(quantized, key=_NOTES):
-        rel = next((n[5:] for n in notes if n.startswith("file=")), "")
-        entries = list(run)
-        yield (rel, list(map(_NAME, entries)), list(map(_EXPECTED, entries)),
-               entries.__getitem__)
-
-
 # no tensor by that name now, or one without a descriptor
 _GONE = object()
 
@@ -264,7 +245,6 @@ def _now(kin: Kin) -> object:
     """What a manifest's recorded gid is compared with: the kin's gid now
     (None without a grade), or _GONE when it has no descriptor."""
     return _GONE if kin.rep.desc is None else _gid(kin.rep)
-_NOTES, _NAME, _EXPECTED = attrgetter("notes"), attrgetter("name"), attrgetter("expected_gid")
 
 
 def _changed(man: Artifact, q: QTensor, art: Artifact, cur: QTensor, expected: bytes,
