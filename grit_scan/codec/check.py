@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import fmt
-from .bits import container_bits
 from .descriptor import SIZE, Descriptor, unpack
 from .errors import (
     ERROR_FOR_STATUS,
     Detail,
+    GritSizeError,
     GritValueError,
     Status,
 )
@@ -26,6 +26,10 @@ from .fingerprint import digest_planes
 from .grade import FRAME_FIELDS, Grade, registry
 from .placement import placement_name, placement_problem
 from .planes import PLANE_NAMES, Plane
+from .sizes import PlaneSizes as PlaneSizes  # re-exported: the check's result type
+from .sizes import ceil8 as _ceil8
+from .sizes import cw as _cw
+from .sizes import expected_plane_sizes as expected_plane_sizes  # re-exported
 from .tables import (
     CT_PAD8,
     F_HAS_ZP,
@@ -41,30 +45,7 @@ from .tables import (
     CheckLevel,
 )
 
-_I64_MAX = (1 << 63) - 1
 _DEFAULT_GRADES = registry()
-
-
-@dataclass(frozen=True)
-class PlaneSizes:
-    """The §7.3 step-4 quantities for one descriptor and shape."""
-
-    numel: int
-    nnz: int
-    n_groups0: int
-    n_groups1: int
-    data: int
-    scale0: int
-    scale1: int
-    aux: int
-    equations: tuple[str, str, str, str]
-
-    def as_list(self) -> list[int]:
-        return [self.data, self.scale0, self.scale1, self.aux]
-
-    @property
-    def total(self) -> int:
-        return self.data + self.scale0 + self.scale1 + self.aux
 
 
 @dataclass(frozen=True)
@@ -212,95 +193,13 @@ def _step3(d: Descriptor) -> None:
 # --------------------------------------------------------------------------
 
 
-def _cw(word: int, container: int) -> int:
-    """cw(f, ct) of §7.3 step 4 for a format word and a container code."""
-    return container_bits(fmt.width(word), container == CT_PAD8)
-
-
-def _ceil8(bits: int) -> int:
-    return -(-bits // 8)
-
-
 def plane_sizes(d: Descriptor, shape: Sequence[int]) -> PlaneSizes:
-    """The exact plane sizes of §7.3 step 4; raises _Fail (SizeMismatch) when
-    the equations cannot be evaluated (bad shape, zero divisor, indivisible)."""
-    sm = Status.SIZE_MISMATCH
-
-    def bad(clause: str, msg: str, expected: object = None, actual: object = None) -> _Fail:
-        return _fail(sm, 4, clause, msg, expected=expected, actual=actual)
-
-    rank = len(shape)
-    for i, n in enumerate(shape):
-        if not 0 <= n <= _I64_MAX:
-            raise bad("shape", f"shape[{i}] = {n} is not an extent in 0..2^63-1", "0..2^63-1", n)
-    ga = d.group_axis
-    if not 0 <= ga < rank:
-        raise bad("group_axis", f"group_axis {ga} is outside the tensor's rank {rank}",
-                  f"0..{rank - 1}", ga)
-    numel = 1
-    for n in shape:
-        numel *= n
-    if d.k0 == 0:
-        raise bad("k0_zero", "k0 is 0; a level-0 group needs at least one element", ">= 1", 0)
-    if shape[ga] % d.k0:
-        raise bad("k0_divides",
-                  f"shape[{ga}] = {shape[ga]} is not a multiple of k0 = {d.k0} (§3.7)",
-                  f"multiple of {d.k0}", shape[ga])
-    sparse = bool(d.flags & F_SPARSE)
-    if sparse:
-        if d.sp_m == 0:
-            raise bad("sp_m_zero", "SPARSE with sp_m = 0", ">= 1", 0)
-        if shape[ga] % d.sp_m:
-            raise bad("sp_m_divides",
-                      f"shape[{ga}] = {shape[ga]} is not a multiple of sp_m = {d.sp_m}",
-                      f"multiple of {d.sp_m}", shape[ga])
-        nnz = numel * d.sp_n // d.sp_m
-    else:
-        nnz = numel
-    n_groups0 = numel // d.k0
-    if d.n_levels == 2:
-        if d.k1 == 0:
-            n_groups1 = 1
-        else:
-            if n_groups0 % d.k1:
-                raise bad("k1_divides",
-                          f"n_groups0 = {n_groups0} is not a multiple of k1 = {d.k1} (§3.7)",
-                          f"multiple of {d.k1}", n_groups0)
-            n_groups1 = n_groups0 // d.k1
-    else:
-        n_groups1 = 0
-    cw_e = _cw(d.elem, d.container)
-    cw_s0 = _cw(d.scale0, CT_PAD8)
-    l1_mult = 2 if d.flags & F_ZP_L1SCALED else 1
-    w_s1 = fmt.width(d.scale1)
-    data = _ceil8(nnz * cw_e)
-    scale0 = _ceil8(n_groups0 * cw_s0)
-    scale1 = _ceil8(n_groups1 * l1_mult * w_s1)
-    eq_aux: str
-    if sparse:
-        metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
-        aux = _ceil8(numel // d.sp_m * d.sp_n * metabits)
-        eq_aux = (f"numel={numel}, sp={d.sp_n}:{d.sp_m}, metabits={metabits} -> "
-                  f"ceil({numel // d.sp_m}*{d.sp_n}*{metabits}/8) = {aux} bytes")
-    elif d.flags & F_HAS_ZP:
-        cw_z = _cw(d.zp_fmt, CT_PAD8)
-        aux = _ceil8(n_groups0 * cw_z)
-        eq_aux = (f"n_groups0={n_groups0}, cw({fmt.name(d.zp_fmt)})={cw_z} -> {aux} bytes")
-    else:
-        aux = 0
-        eq_aux = "no zero points and no sparsity -> 0 bytes"
-    eqs = (
-        f"numel={numel}" + (f", nnz={nnz}" if sparse else "")
-        + f", cw({fmt.name(d.elem)}, {'pad8' if d.container == CT_PAD8 else 'dense'})={cw_e}"
-        f" -> {data} bytes",
-        f"numel={numel}, k0={d.k0} -> n_groups0={n_groups0}, cw({fmt.name(d.scale0)})={cw_s0}"
-        f" -> {scale0} bytes",
-        (f"n_groups1={n_groups1}" + (" x2 (ZP_L1SCALED)" if l1_mult == 2 else "")
-         + f", width({fmt.name(d.scale1)})={w_s1} -> {scale1} bytes")
-        if d.n_levels == 2 else "one scale level -> 0 bytes",
-        eq_aux,
-    )
-    return PlaneSizes(numel, nnz, n_groups0, n_groups1, data, scale0, scale1, aux, eqs)
+    """The exact plane sizes of §7.3 step 4 (sizes.py); raises _Fail
+    (SizeMismatch) when the equations cannot be evaluated."""
+    try:
+        return expected_plane_sizes(d, shape)
+    except GritSizeError as e:
+        raise _Fail(Status.SIZE_MISMATCH, e.detail) from None
 
 
 def _likeliest_cause(d: Descriptor, sz: PlaneSizes, plane: int, actual: int) -> str | None:
@@ -488,11 +387,3 @@ def grit_check_or_raise(*args: object, **kwargs: object) -> CheckResult:
         assert res.detail is not None
         raise ERROR_FOR_STATUS[res.status](res.detail)
     return res
-
-
-def expected_plane_sizes(d: Descriptor, shape: Sequence[int]) -> PlaneSizes:
-    """Public form of the step-4 equations; raises GritSizeError on failure."""
-    try:
-        return plane_sizes(d, shape)
-    except _Fail as f:
-        raise ERROR_FOR_STATUS[f.status](f.detail) from None

@@ -508,16 +508,3 @@ def to_binary32(x: float) -> int:
 
 def from_binary32(code: int) -> float:
     return bits_f32(code)
-
-
-# The vectorised forms moved to fmt_array.py; these names stay reachable as
-# ``fmt.<name>`` for callers not yet switched (import them from fmt_array).
-_MOVED_TO_FMT_ARRAY = frozenset({"decode_table", "decode_array", "encode_array"})
-
-
-def __getattr__(attr: str) -> object:
-    if attr in _MOVED_TO_FMT_ARRAY:
-        from . import fmt_array  # deferred: fmt_array builds on this module
-
-        return getattr(fmt_array, attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")

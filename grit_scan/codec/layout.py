@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import fmt
 from .bits import container_bits, pack_codes, unpack_codes
-from .check import expected_plane_sizes
 from .descriptor import Descriptor
 from .errors import Detail, GritLayoutError, GritSizeError, GritValueError
 from .placement import (
@@ -52,6 +51,7 @@ from .placement import (
     placement_name,
 )
 from .planes import BLOCK_AOS_ORDER, PLANE_NAMES, Plane, PlaneBuf
+from .sizes import expected_plane_sizes
 from .tables import CT_PAD8, F_HAS_ZP, F_MSB_FIRST, F_SPARSE, F_ZP_L1SCALED, SP_META_BITS
 
 REGISTERED_MEANING: dict[int, str] = {

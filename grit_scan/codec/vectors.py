@@ -19,13 +19,14 @@ import numpy as np
 
 from . import descriptor as D
 from .base32 import encode as b32
-from .check import expected_plane_sizes, grit_check
+from .check import grit_check
 from .decode import decode, decode_bits
 from .encode import encode
 from .fingerprint import digest_planes, gid
 from .grade import REGISTERED, Grade, parse_grade, registry
 from .layout import split_payload
 from .placement import LINEAR_META, ROW_MAJOR
+from .sizes import expected_plane_sizes
 from .supersedes import REGISTERED_EDGES
 
 F32 = np.float32
