@@ -96,7 +96,7 @@ def scan(
         messages.append(SLOW_PATH)
     report = replace(from_scan(data, _per_path(findings, cfg), messages), fail_on=gate)
     if debug:
-        report.tracebacks.extend(tree.READ_TRACEBACKS + runner.tracebacks)
+        report.tracebacks.extend(data.tracebacks + runner.tracebacks)
     return report
 
 

@@ -940,6 +940,7 @@ class ScanInput:
     declared: dict[str, dict[str, Any]] = field(default_factory=dict)  # group -> config
     skipped: list[Issue] = field(default_factory=list)
     deep: bool = False
+    tracebacks: list[str] = field(default_factory=list)  # contained read errors (--debug)
 
 
 class PlaneReader(Protocol):

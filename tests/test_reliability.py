@@ -292,3 +292,24 @@ def test_budget_message_names_budget():
     assert "extent" in budgets.shape_problem([(1 << 64) - 1, 64], budgets.GRIT_SHAPE_RANK)
     assert budgets.shape_problem([1 << 31, 1 << 31], budgets.GRIT_SHAPE_RANK) is None
     assert budgets.shape_problem([1 << 32, 1 << 32], budgets.GRIT_SHAPE_RANK) is not None
+
+
+def test_a_reader_traceback_belongs_to_its_own_scan(monkeypatch):
+    # A reader that raises is contained to its file; with debug=True the
+    # traceback is the scan's own: a second and a third scan report one each,
+    # not the tracebacks of the scans before them.
+    from grit_scan.parsers import readers
+
+    real = readers.read_path
+
+    def boom(path, ctx, fmt):
+        if "wrong-group-size" in path:
+            raise RuntimeError("reader exploded")
+        return real(path, ctx, fmt)
+
+    monkeypatch.setattr(readers, "read_path", boom)
+    counts = []
+    for _ in range(3):
+        r = grit_scan.scan([str(FIX / "broken" / "wrong-group-size")], debug=True)
+        counts.append(sum("reader exploded" in t for t in r.tracebacks))
+    assert counts == [1, 1, 1]

@@ -257,20 +257,20 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
     return declared, role, arts
 
 
-READ_TRACEBACKS: list[str] = []
-
-
 def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
-                   role: Callable[[str], str], infer: bool = True) -> Artifact:
+                   role: Callable[[str], str], infer: bool = True,
+                   tracebacks: list[str] | None = None) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
-    that file (a finding with the exception's message), never the scan.
+    that file (a finding with the exception's message), never the scan; its
+    traceback goes to ``tracebacks`` (the scan's, for --debug).
     ``infer=False`` leaves conventions to the model (parsers/models.py)."""
     try:
         return readers.read_path(path, ReadContext(disp, path, declared, role, infer), fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
-        READ_TRACEBACKS.append(traceback.format_exc())
+        if tracebacks is not None:
+            tracebacks.append(traceback.format_exc())
         art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False)
         art.issue(IssueCode.INTERNAL_ERROR, f"internal error while reading this file: "
                   f"{type(exc).__name__}: {str(exc)[:500]} (other files are unaffected; "
@@ -300,7 +300,8 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     indexes = _parse_indexes(d, group)
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
-        art = contained_read(path, disp, fmt, declared, role, infer=False)
+        art = contained_read(path, disp, fmt, declared, role, infer=False,
+                             tracebacks=scan.tracebacks)
         art.group = group
         scan.artifacts.append(art)
         if tick is not None:
