@@ -26,11 +26,6 @@ if TYPE_CHECKING:  # annotations only: a float-only scan never loads the codec (
     from .codec.descriptor import Descriptor
     from .codec.grade import Grade
 
-try:  # pragma: no cover - depends on the build
-    from .codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-
 
 class ReadError(GritError):
     """A file that cannot be opened or read (not a regular file, EACCES, EIO)."""
@@ -135,11 +130,7 @@ def _bytes(xs: Sequence[int]) -> Sequence[int]:
 
 def shape_list(dims: Sequence[int], ranks: Sequence[int]) -> list[tuple[int, ...]]:
     """Each tensor's shape from flat dimensions and ranks, equal shapes one
-    tuple; in C (``_fnv.shape_tuples``) when both are arrays it reads."""
-    if (_compiled is not None and isinstance(dims, array) and dims.typecode == "q"
-            and isinstance(ranks, array) and ranks.typecode == "B"):
-        got: list[tuple[int, ...]] = _compiled.shape_tuples(dims, ranks)
-        return got
+    tuple."""
     it = iter(dims)
     shapes = [tuple(islice(it, r)) for r in ranks]
     same: dict[tuple[int, ...], tuple[int, ...]] = {}

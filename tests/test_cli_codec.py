@@ -6,6 +6,7 @@ import sys
 
 import pytest
 import spec_values as S
+from ref_ids import digest as ref_digest
 
 from grit_scan import __version__
 from grit_scan.cli import main
@@ -93,6 +94,34 @@ def test_check_payload_digest(tmp_path, capsys):
                        "--payload-file", str(f), "--json")
     js = json.loads(out)
     assert code == 1 and js["status"] == "SizeMismatch" and js["plane"] == 1
+
+
+@pytest.mark.parametrize("level", ["0", "1", "2", "3"])
+@pytest.mark.parametrize("extra", [0, 1, 5000])
+def test_check_payload_digest_at_every_level(tmp_path, capsys, level, extra):
+    """The digest printed is §6.5's over the planes the §7.3 sizes cut
+    (surplus bytes in the last plane that has a size), whether the payload
+    is kept (levels 2-3) or only streamed (0-1): the independent reference
+    of tests/ref_ids.py, over a payload with ``extra`` bytes."""
+    payload = S.B1_PAYLOAD + bytes(range(256)) * (extra // 256) + bytes(extra % 256)
+    f = tmp_path / "p.bin"
+    f.write_bytes(payload)
+    code, out, _ = run(capsys, "check", "--desc", S.A4_HEX["GRADE_MXFP4"], "--shape", "32",
+                       "--payload-file", str(f), "--level", level, "--json")
+    # MXFP4 x 32: 16 data bytes, then one E8M0 scale byte, which takes the surplus
+    assert len(S.B1_PAYLOAD) == 17
+    want = ref_digest([payload[:16], payload[16:], b"", b""])
+    assert json.loads(out)["digest"] == f"{want:032x}"
+    assert code == (0 if extra == 0 or level == "0" else 1)
+
+
+def test_check_payload_file_must_be_a_regular_file(tmp_path, capsys):
+    """/dev/zero never ends and a directory has no bytes: refused before a
+    read (exit 64), never a MemoryError."""
+    for path in ("/dev/zero", str(tmp_path)):
+        code, _, err = run(capsys, "check", "--desc", S.A4_HEX["GRADE_MXFP4"], "--shape",
+                           "32", "--payload-file", path)
+        assert code == 64 and "not a regular file" in err and "Traceback" not in err
 
 
 def test_check_statuses_text(capsys):

@@ -2,9 +2,10 @@
 
 import pytest
 import spec_values as S
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from ref_ids import crockford26, fnv1a
+from ref_ids import digest as ref_digest
 
 from grit_scan.codec import base32, fnv
 from grit_scan.codec.descriptor import from_hex
@@ -102,3 +103,65 @@ def test_base32_round_trip(raw):
     assert s == crockford26(int.from_bytes(raw, "big"))  # §6.4 from the published alphabet
     assert len(s) == 26 and s[0] in "01234567"
     assert base32.decode(s) == raw
+
+
+# ---------------------------------------------------------------- read ahead
+
+def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:
+    at = sorted({min(c, len(data)) for c in cuts} | {0, len(data)})
+    return [data[a:b] for a, b in zip(at, at[1:])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400), st.lists(st.integers(0, 400), max_size=8),
+       st.lists(st.integers(0, 200), min_size=4, max_size=4))
+def test_digest_read_ahead_is_the_digest_of_the_cut_planes(data, cuts, sizes):
+    """Chunks of any size, planes cut at any lengths: §6.5 over the planes
+    split_payload gives (the independent reference of ref_ids)."""
+    from grit_scan.codec.fingerprint import digest_read_ahead
+    from grit_scan.codec.layout import payload_lengths, split_payload
+
+    lengths = payload_lengths(len(data), sizes)
+    planes = [bytes(p) for p in split_payload(data, sizes)]
+    assert lengths == [len(p) for p in planes] and sum(lengths) == len(data)
+    want = ref_digest(planes).to_bytes(16, "big")
+    assert digest_read_ahead(iter(_pieces(data, cuts)), lengths) == want
+
+
+def test_digest_read_ahead_refuses_a_stream_that_disagrees_with_its_lengths():
+    from grit_scan.codec.errors import GritValueError
+    from grit_scan.codec.fingerprint import digest_read_ahead
+
+    with pytest.raises(GritValueError, match="expected 10"):
+        digest_read_ahead([b"abc", b"def"], [10, 0, 0, 0])
+    with pytest.raises(GritValueError, match="runs past"):
+        digest_read_ahead([b"abc", b"def"], [2, 1, 0, 0])
+    with pytest.raises(GritValueError, match="four planes"):
+        digest_read_ahead([b"abc"], [3])
+
+
+def test_read_ahead_hands_on_the_producers_error_and_stops_it():
+    import threading
+
+    from grit_scan.codec.fingerprint import read_ahead
+
+    def failing():
+        yield b"a"
+        raise OSError("disk gone")
+
+    it = read_ahead(failing())
+    assert next(it) == b"a"
+    with pytest.raises(OSError, match="disk gone"):
+        next(it)
+    made = []
+
+    def endless():
+        while True:
+            made.append(1)
+            yield b"x"
+
+    it = read_ahead(endless(), depth=2)
+    assert next(it) == b"x"
+    it.close()  # the consumer stops: the producer thread ends with it
+    assert not [t for t in threading.enumerate() if t.name == "grit-read-ahead"]
+    assert len(made) <= 4

@@ -1,12 +1,9 @@
 """The GGUF tensor-info table (issue 15): the one-pass walk over a window
-(the compiled helper's ``gguf_tensor_infos`` and its pure-Python reference)
-and the packed-layout check (``gguf_packed_starts`` and its reference) must
-give exactly what reading every entry field by field gives, the reader
-that names each problem (gguf_reader._info and _lay_out_each, the code the
-walk hands every entry it stops at).  Generated and mutated headers are read
-three ways: compiled, pure Python (tested here even when the helper is
-built), and field by field; the artifacts, issues, error messages and bytes
-read must be identical.  Well-formed files are checked against gguf-py's
+and the packed-layout check must give exactly what reading every entry
+field by field gives, the reader that names each problem (gguf_reader._info
+and _lay_out_each, the code the walk hands every entry it stops at).
+Generated and mutated headers are read both ways; the artifacts, issues,
+error messages and bytes read must be identical.  Well-formed files are checked against gguf-py's
 own reader, an independent implementation."""
 
 from __future__ import annotations
@@ -26,13 +23,6 @@ from hypothesis import strategies as st
 from grit_scan.parsers import fileio, gguf_reader, readers
 from grit_scan.parsers.ggml_types import block_table
 
-try:
-    from grit_scan.codec import _fnv
-except ImportError:  # pragma: no cover - built without a compiler
-    _fnv = None
-
-needs_c = pytest.mark.skipif(_fnv is None and not os.environ.get("GRIT_REQUIRE_COMPILED"),
-                             reason="compiled helper not built")
 U64 = (1 << 64) - 1
 I64_MAX = (1 << 63) - 1
 
@@ -147,11 +137,7 @@ def per_entry_walk(data: bytes, pos: int, *_: object) -> tuple[int, int]:
 @contextlib.contextmanager
 def reading(way: str) -> Iterator[None]:
     saved = gguf_reader._infos, gguf_reader._starts
-    if way == "compiled":
-        assert _fnv is not None
-        gguf_reader._infos, gguf_reader._starts = (_fnv.gguf_tensor_infos,
-                                                    _fnv.gguf_packed_starts)
-    elif way == "python":
+    if way == "python":
         gguf_reader._infos = gguf_reader._tensor_infos_py
         gguf_reader._starts = gguf_reader._packed_starts_py
     else:
@@ -173,7 +159,7 @@ def outcome(path: str) -> tuple[object, ...]:
               q.payload, q.layouts) for q in a.quantized], used)
 
 
-WAYS = ["per-entry", "python"] + (["compiled"] if _fnv is not None else [])
+WAYS = ["per-entry", "python"]
 
 
 def assert_read_alike(blob: bytes) -> tuple[object, ...]:
@@ -251,43 +237,6 @@ def windows(draw: st.DrawFn) -> tuple[bytes, int, int, int, int]:
     blob = mutate(draw, b"".join(entries) + draw(st.binary(max_size=16)))
     pos = min(draw(st.sampled_from(starts)), len(blob))
     return blob, pos, draw(st.integers(0, 80)), align, draw(st.sampled_from([0, 1, 2, 4, 5]))
-
-
-@needs_c
-@settings(max_examples=500)
-@given(windows())
-def test_compiled_walk_equals_the_python_walk(w):
-    blob, pos, count, align, rank_limit = w
-    blocks = block_table()
-    out = []
-    for walk in (_fnv.gguf_tensor_infos, gguf_reader._tensor_infos_py):
-        seen = {"blk.0.w0.weight"} if count % 2 else set()
-        memo: dict[object, object] = {}
-        cols: list[list[object]] = [[] for _ in range(5)]
-        r = walk(blob, pos, count, align, rank_limit, 64, blocks, seen, memo, *cols)
-        out.append((r, seen, cols, memo))
-    assert out[0] == out[1]
-    (_, done), _, (names, shapes, types, offsets, nbytes), _ = out[1]
-    assert len(names) == len(shapes) == len(types) == len(offsets) == len(nbytes) == done
-
-
-@needs_c
-@settings(max_examples=400)
-@given(st.lists(st.tuples(st.integers(0, 2**20), st.sampled_from([0, 1, 32, 33, 64]),
-                          st.integers(0, 40)), max_size=20),
-       st.sampled_from([1, 32, 64]), st.integers(0, 4096), st.integers(0, 2**22),
-       st.sampled_from([None, 0, -1]), st.sampled_from([0, 2**64 - 1, 2**64, 2**70]))
-def test_compiled_packed_starts_equal_the_python_ones(items, align, data_offset, size, at,
-                                                       huge):
-    offsets, nbytes, off = [], [], 0
-    for nb, nudge, _ in items:
-        offsets.append(off if nudge in (0, 32) else off + nudge)
-        nbytes.append(nb)
-        off += -(-nb // align) * align
-    if at is not None and offsets:
-        nbytes[at] = huge
-    want = gguf_reader._packed_starts_py(offsets, nbytes, align, data_offset, size)
-    assert _fnv.gguf_packed_starts(offsets, nbytes, align, data_offset, size) == want
 
 
 # ------------------------------------------------------------ against gguf-py

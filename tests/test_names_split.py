@@ -43,39 +43,9 @@ def _grouped_by_python(names: list[str]) -> list[tuple[str, tuple[object, ...]]]
 
 
 @given(NAMES)
-def test_grouping_is_split_name_per_name_both_paths(names: list[str]) -> None:
+def test_grouping_is_split_name_per_name(names: list[str]) -> None:
     from grit_scan.parsers import conventions
 
     want = _grouped_by_python(names)
-    # the pure-Python path (positions not 0, 1, 2, ...: an iterator)
     assert list(conventions._group(names, iter(range(len(names)))).items()) == want
-    # the compiled path, where the helper is built
     assert list(conventions._group(names, range(len(names))).items()) == want
-
-
-def test_compiled_grouping_is_used_and_agrees() -> None:
-    import pytest
-
-    from grit_scan.names import DOT_SUFFIX_ENDS, ONE_COMPONENT, TAIL_SUFFIXES
-    from grit_scan.parsers import conventions
-
-    if conventions._compiled is None:
-        pytest.skip("the compiled helper is not built")
-    names = ["m.a.weight", "m.a.weight_scale", "m.b_blocks", "odd", "m.a.qweight.x"]
-    tables = (ONE_COMPONENT, DOT_SUFFIX_ENDS, TAIL_SUFFIXES)
-    got = conventions._compiled.group_modules(names, *tables, split_name)
-    assert list(got.items()) == _grouped_by_python(names)
-    calls: list[str] = []
-
-    def spy(name: str) -> tuple[str, str]:
-        calls.append(name)
-        return split_name(name)
-
-    conventions._compiled.group_modules(names, *tables, spy)
-    # a name without a dot and one whose last component ends a dot suffix
-    # (".weight.absmax" ends in "absmax") go to Python; the rest stay in C
-    assert calls == ["odd"]
-    conventions._compiled.group_modules(["m.x.absmax", "m.b_blocks", "m.c"], *tables, spy)
-    assert calls == ["odd", "m.x.absmax"]
-    with pytest.raises(TypeError):
-        conventions._compiled.group_modules(["odd"], *tables, lambda n: n)

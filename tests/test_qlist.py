@@ -6,8 +6,6 @@ the QTensors it stands for say, and the QTensors what the headers say."""
 
 import json
 import struct
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -148,23 +146,6 @@ _PART = st.one_of(_WORDS, st.integers(0, 120).map(str),
 _NAME = st.lists(_PART, min_size=1, max_size=7).map(".".join)
 
 
-@contextmanager
-def _python_roles() -> Iterator[None]:
-    """``_Mapped.many`` without the compiled ``map_roles`` (its Python steps)."""
-    from grit_scan.parsers import roles
-
-    saved = roles._map_roles
-    roles._map_roles = None
-    try:
-        yield
-    finally:
-        roles._map_roles = saved
-
-
-# the compiled map_roles where it is built, and the Python steps
-_ROLE_PATHS = (nullcontext, _python_roles)
-
-
 @settings(max_examples=300, deadline=None)
 @given(names=st.lists(_NAME, max_size=40),
        model_type=st.sampled_from(["llama", "gpt_oss", "qwen3", None, "nonesuch"]))
@@ -172,18 +153,12 @@ def test_many_roles_are_the_roles_one_at_a_time(names: list[str], model_type: st
     """``RoleMap.many`` (one regex pass over all names) gives, name for
     name, what mapping each alone gives."""
     role = role_function(model_type, 32)
-    for path in _ROLE_PATHS:
-        with path():
-            again = role_function(model_type, 32)
-            assert again.many(names) == [role(n) for n in names]
+    again = role_function(model_type, 32)
+    assert again.many(names) == [role(n) for n in names]
 
 
 def test_many_roles_known_values() -> None:
     """gguf's llama names, with the layer of each module put back."""
-    from grit_scan.parsers import roles
-
-    if roles._compiled is not None:  # the compiled path is the one taken where it is built
-        assert roles._map_roles is roles._compiled.map_roles
     role = role_function("llama", 32)
     mods = [f"model.layers.{k}.mlp.down_proj" for k in (0, 17, 100_000)] + [
         "model.layers.3.self_attn.q_proj", "model.embed_tokens", "model.layers.x.mlp.up"]
@@ -209,15 +184,13 @@ def test_many_roles_on_a_map_with_odd_names(names: list[str]) -> None:
     from grit_scan.parsers.roles import _Mapped
 
     one = _Mapped(_Map())
-    for path in _ROLE_PATHS:
-        with path():
-            many = _Mapped(_Map())
-            assert many.many(names) == [one(n) for n in names]
-            assert many.many(names, ".weight") == [
-                n + ".weight" if r is None else r for n, r in zip(names, map(one, names))]
-            # what each alone gives: by the map's own entry, by the second number
-            assert many.many(["m.5.k", "q.7.r.9.s", "m.3.k", "z.1"]) == [
-                "special.weight", "blk.9.y.weight", "blk.3.k.weight", None]
+    many = _Mapped(_Map())
+    assert many.many(names) == [one(n) for n in names]
+    assert many.many(names, ".weight") == [
+        n + ".weight" if r is None else r for n, r in zip(names, map(one, names))]
+    # what each alone gives: by the map's own entry, by the second number
+    assert many.many(["m.5.k", "q.7.r.9.s", "m.3.k", "z.1"]) == [
+        "special.weight", "blk.9.y.weight", "blk.3.k.weight", None]
 
 
 _TEXT = st.text(alphabet=st.sampled_from(list("ab.\n0123٣x")), max_size=12)
@@ -226,12 +199,11 @@ _TEXT = st.text(alphabet=st.sampled_from(list("ab.\n0123٣x")), max_size=12)
 @settings(max_examples=500, deadline=None)
 @given(names=st.lists(_TEXT, max_size=20))
 def test_first_numbers_is_re_search(names: list[str]) -> None:
-    """The compiled helper and the regex fallback find, for each name, the
-    first match ``re.search`` finds of roles._NUMBER (Arabic-Indic digits
-    are ``\\d`` too), or say None when a name has none."""
+    """The regex pass finds, for each name, the first match ``re.search``
+    finds of roles._NUMBER (Arabic-Indic digits are ``\\d`` too), or says
+    None when a name has none (or holds a line break)."""
     import re
 
-    from grit_scan.codec import _fnv
     from grit_scan.parsers import roles
 
     number = re.compile(roles._NUMBER)
@@ -239,11 +211,7 @@ def test_first_numbers_is_re_search(names: list[str]) -> None:
     want = None if None in found else (
         [n[:m.start()] + "0" + n[m.end():] for n, m in zip(names, found) if m],
         [m.group() for m in found if m], [n[m.end():] for n, m in zip(names, found) if m])
-    assert _fnv.first_numbers(names) == want
-    for n, m in zip(names, found):  # one at a time: each name's own answer
-        assert _fnv.first_numbers([n]) == (None if m is None else (
-            [n[:m.start()] + "0" + n[m.end():]], [m.group()], [n[m.end():]]))
-    fallback = roles._first_numbers(tuple(names))  # not a list: the regex pass
+    fallback = roles._first_numbers(names)
     if any("\n" in n for n in names):
         assert fallback is None or want is not None
     else:

@@ -407,9 +407,8 @@ def test_header_parse_without_the_hook_finds_what_the_hook_finds(doc):
     def read(plain: bool) -> tuple[object, ...]:
         art = Artifact(path="m", abs_path="m", format=Format.SAFETENSORS)
         with pytest.MonkeyPatch.context() as m:
-            m.setattr(sr, "_scan_columns", None)  # the parse itself (test_st_columns.py)
             if not plain:
-                m.setattr(sr, "_loads_plain", lambda text: None)
+                m.setattr(sr, "_loads_plain", lambda *_: None)
             try:
                 hdr = sr.read_header(_Bytes(data), art)
             except sr.ParseError as exc:
@@ -418,6 +417,118 @@ def test_header_parse_without_the_hook_finds_what_the_hook_finds(doc):
         return (table, hdr.tensors, hdr.metadata, [(i.code, i.message) for i in art.issues])
 
     assert read(True) == read(False)
+
+
+_JSON_KEYS = st.sampled_from(["a", "b", "\\u0061", "", "é", "\\\"", "dtype", "x y", "\\n"])
+_JSON_SCALARS = st.one_of(
+    st.sampled_from(["null", "true", "false", "0", "-1", "1.5e3", '"s"', '"\\u00e9"', '"a\\\\b"',
+                     "NaN", "Infinity", "-Infinity", "123456789012345678901234567890"]),
+    st.integers().map(str), st.text(max_size=5).map(json.dumps))
+
+
+def _json_texts() -> st.SearchStrategy[str]:
+    """JSON texts written by hand, so that a key may repeat inside any
+    object, at any depth, spelled plainly or escaped, with NaN and Infinity
+    (which the header refuses), huge integers and any whitespace."""
+    ws = st.sampled_from(["", " ", "\n\t"])
+
+    def grow(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        member = st.tuples(_JSON_KEYS, ws, inner).map(lambda t: f'"{t[0]}":{t[1]}{t[2]}')
+        return st.one_of(st.lists(inner, max_size=4).map(lambda xs: "[" + ",".join(xs) + "]"),
+                         st.lists(member, max_size=5).map(lambda xs: "{" + ",".join(xs) + "}"))
+
+    return st.tuples(ws, st.recursive(_JSON_SCALARS, grow, max_leaves=25), ws).map("".join)
+
+
+def _reference(text: str) -> tuple[str, object, list[str]]:
+    """The standard library's reading of ``text``: json.loads's value (the
+    last of duplicate keys kept), the keys met again in their object (in
+    the order json.loads closes the objects), or the error's type."""
+    dups: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        seen: set[str] = set()
+        for k, _ in items:
+            if k in seen:
+                dups.append(k)
+            seen.add(k)
+        return dict(items)
+
+    def no_constant(name: str) -> None:
+        raise ValueError(name)
+
+    try:
+        value = json.loads(text, parse_constant=no_constant)
+        json.loads(text, object_pairs_hook=pairs)
+    except ValueError as exc:
+        return (type(exc).__name__, None, [])
+    return ("ok", value, dups)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_json_texts())
+def test_header_json_is_json_loads(text: str) -> None:
+    """safetensors_reader.loads_header is the standard library's json: the
+    same value (types and key order included), the same duplicate keys
+    refused, the same texts refused (NaN and Infinity too)."""
+    from grit_scan.parsers import safetensors_reader as sr
+
+    want = _reference(text)
+    try:
+        obj, dups = sr.loads_header(text)
+        got: tuple[str, object, list[str]] = ("ok", obj, dups)
+    except ValueError as exc:
+        got = (type(exc).__name__, None, [])
+    assert got == want
+    assert json.dumps(got[1]) == json.dumps(want[1])  # key order and int/bool types too
+
+
+def test_header_json_object_budget() -> None:
+    from grit_scan.parsers import safetensors_reader as sr
+
+    text = "{" + ",".join(f'"t{i}":{{}}' for i in range(5)) + "}"  # six objects
+    assert sr.loads_header(text, 6)[0] == json.loads(text)
+    with pytest.raises(sr._OverBudget) as exc:
+        sr.loads_header(text, 5)
+    assert exc.value.objects == 6
+
+
+def test_fixture_tables_match_the_safetensors_package() -> None:
+    """Every valid safetensors fixture, read by grit, against an
+    independent reader: names, dtypes and shapes from the safetensors
+    package, offsets from the standard library's json, metadata from both."""
+    from grit_scan.artifact import Artifact, Format
+    from grit_scan.parsers import safetensors_reader as sr
+
+    safetensors = pytest.importorskip("safetensors")
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    checked = 0
+    for p in sorted(root.glob("**/*.safetensors")):
+        data = p.read_bytes()
+        try:
+            with safetensors.safe_open(str(p), "numpy") as f:
+                theirs = {k: (f.get_slice(k).get_dtype(), list(f.get_slice(k).get_shape()))
+                          for k in f.keys()}
+                their_meta = f.metadata() or {}
+        except Exception:  # noqa: BLE001 - a fixture the reference refuses
+            continue
+        art = Artifact(path="m", abs_path="m", format=Format.SAFETENSORS)
+        try:
+            hdr = sr.read_header(_Bytes(data), art)
+        except sr.ParseError:
+            continue  # refused by grit as well as read by safetensors: other tests
+        rows = list(hdr.table) if hdr.table is not None else list(hdr.tensors.values())
+        if art.issues:
+            continue
+        n = struct.unpack("<Q", data[:8])[0]
+        obj = json.loads(data[8:8 + n])
+        assert hdr.metadata == their_meta == obj.pop("__metadata__", {}), p
+        assert {t.name: (t.dtype, list(t.shape)) for t in rows} == theirs, p
+        for t in rows:
+            start, end = obj[t.name]["data_offsets"]
+            assert (t.offset, t.nbytes) == (8 + n + start, end - start), p
+        checked += 1
+    assert checked > 20
 
 
 def test_header_duplicates_are_found_with_or_without_escapes():

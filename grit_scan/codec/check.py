@@ -292,9 +292,9 @@ def sparse_order_violation(
 
 
 def _step5(d: Descriptor, sz: PlaneSizes, planes: Sequence[bytes | memoryview | None],
-           expected_digest: bytes | None) -> None:
+           expected_digest: bytes | None, planes_digest: bytes | None) -> None:
     if expected_digest is not None:
-        got = digest_planes(planes)
+        got = digest_planes(planes) if planes_digest is None else planes_digest
         if got != expected_digest:
             raise _fail(Status.DIGEST_MISMATCH, 5, "digest",
                         f"plane digest is {got.hex()}; the descriptor's owner expected "
@@ -327,11 +327,14 @@ def grit_check(
     planes: Sequence[bytes | memoryview | None] | None = None,
     expected_digest: bytes | None = None,
     grades: Mapping[int, Grade] | None = None,
+    planes_digest: bytes | None = None,
 ) -> CheckResult:
     """§7.3: return the first failure, in the normative order, or OK.
 
     ``plane_bytes`` are the four plane lengths; when omitted they are taken
     from ``planes``.  Level 2 and above need ``planes`` (the contents).
+    ``planes_digest``: the §6.5 digest of ``planes`` when the caller has it
+    already (hashed while it read them), so step 5 does not hash them again.
     """
     if level not in tuple(CheckLevel):
         raise GritValueError(f"check level must be 0..3; got {level}")
@@ -368,7 +371,7 @@ def grit_check(
         sz = _step4(d, shape, plane_bytes)
         if level >= CheckLevel.CONTENT:
             assert planes is not None
-            _step5(d, sz, planes, expected_digest)
+            _step5(d, sz, planes, expected_digest, planes_digest)
     except _Fail as f:
         return CheckResult(f.status, f.detail)
     warnings: tuple[str, ...] = ()

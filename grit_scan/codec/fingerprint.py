@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import queue
 import struct
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 
 from . import base32
 from .descriptor import Descriptor
@@ -80,11 +82,16 @@ def digest_message(plane_chunks: PlaneChunks) -> Iterator[PlaneBuf]:
 
 
 def digest_stream(plane_chunks: PlaneChunks) -> bytes:
-    """§6.5, streaming: the digest of ``digest_message(plane_chunks)``."""
-    h = Fnv128()
-    for c in digest_message(plane_chunks):
-        h.update(c)
-    return h.digest()
+    """§6.5, streaming: the digest of ``digest_message(plane_chunks)``,
+    hashed by ``digest_lanes``, the loop every digest of grit goes through
+    (raises the GritError or ValueError that stopped the stream)."""
+    got: list[DigestResult] = []
+    jobs = iter([(0, lambda: plane_chunks)])
+    digest_lanes(lambda: next(jobs, None), lambda _key, res: got.append(res))
+    (res,) = got
+    if not isinstance(res, bytes):
+        raise res
+    return res
 
 
 # One digest job: a key and what yields its planes' chunks (called in the
@@ -154,7 +161,7 @@ def digest_lanes(next_job: Callable[[], DigestJob | None],
         a, b = lanes
         if a is not None and b is not None:
             m = min(a.left, b.left)
-            update_pair(a.h, a.buf[a.off : a.off + m], b.h, b.buf[b.off : b.off + m])
+            update_pair(a.h, a.buf, a.off, b.h, b.buf, b.off, m)
             a.off += m
             b.off += m
         elif a is not None or b is not None:
@@ -168,6 +175,87 @@ def digest_lanes(next_job: Callable[[], DigestJob | None],
             lane_i = lanes[i]
             if lane_i is not None and lane_i.left == 0 and not lane_i.advance(done):
                 lanes[i] = None
+
+
+def read_ahead(chunks: Iterable[PlaneBuf], depth: int = 4) -> Generator[PlaneBuf, None, None]:
+    """``chunks``, produced on a thread of their own up to ``depth`` ahead of
+    the consumer: a file read (which releases the GIL) runs while the
+    previous chunks are hashed.  An exception of the producer is raised
+    where its chunk would have come; a consumer that stops early stops the
+    producer before this generator closes."""
+    slots: queue.Queue[tuple[bool, PlaneBuf | BaseException | None]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item: tuple[bool, PlaneBuf | BaseException | None]) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for c in chunks:
+                if not put((True, c)):
+                    return
+            put((False, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            put((False, exc))
+
+    worker = threading.Thread(target=produce, name="grit-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            more, item = slots.get()
+            if not more:
+                if isinstance(item, BaseException):
+                    raise item
+                return
+            assert not isinstance(item, BaseException) and item is not None
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
+def _cut(chunks: Iterator[PlaneBuf], lengths: Sequence[int]) -> PlaneChunks:
+    """Consecutive chunks cut into planes of ``lengths`` bytes (a plane's
+    chunks are taken as the digest reads them, so the whole payload is
+    never held)."""
+    rest: list[memoryview] = []
+
+    def plane(n: int) -> Iterator[PlaneBuf]:
+        while n > 0:
+            c = rest.pop() if rest else memoryview(next(chunks, b"")).cast("B")
+            if not len(c):
+                return  # the stream ended short: digest_message says by how much
+            if len(c) > n:
+                rest.append(c[n:])
+                c = c[:n]
+            n -= len(c)
+            yield c
+
+    return [(n, plane(n)) for n in lengths]
+
+
+def digest_read_ahead(chunks: Iterable[PlaneBuf], lengths: Sequence[int]) -> bytes:
+    """§6.5 digest of a payload given as consecutive chunks, data ‖ scale0 ‖
+    scale1 ‖ aux cut at the four ``lengths``: the chunks are produced on
+    another thread (``read_ahead``) while ``digest_lanes``, the loop of
+    every digest, hashes them, so reading a file costs no time of its own.
+    Raises GritValueError when the chunks do not add up to the lengths."""
+    if len(lengths) != 4:
+        raise GritValueError("digest covers exactly four planes: data, scale0, scale1, aux")
+    it = read_ahead(chunks)
+    try:
+        got = digest_stream(_cut(it, lengths))
+        if next(it, None) is not None:
+            raise GritValueError(f"the payload runs past its {sum(lengths)} bytes")
+        return got
+    finally:
+        it.close()
 
 
 def digest_planes(planes: Sequence[PlaneBuf | None]) -> bytes:

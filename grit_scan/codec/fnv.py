@@ -1,9 +1,11 @@
 """FNV-1a, 64- and 128-bit (§6.1).
 
 The pure-Python loops here are the reference.  When the optional compiled
-helper ``grit_scan.codec._fnv`` was built by the package build, the streaming
-hashers use it for bulk bytes; results are identical by test
-(tests/test_fnv.py), and ``compiled_backend()`` tells callers which path runs.
+helper ``grit_scan.codec._fnv`` (the digest loops and nothing else) was built
+by the package build, the streaming hashers use it for bulk bytes; both are
+held to an independent FNV-1a by test (tests/test_fnv_compiled.py), and
+``compiled_backend()`` tells callers which path runs.  This is the helper's
+only importer (an import-linter contract in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
 
 try:  # pragma: no cover - depends on the build
-    from . import _fnv as _compiled  # type: ignore[attr-defined]
+    from . import _fnv as _compiled
 except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
+    _compiled = None  # type: ignore[assignment]
 
 
 def compiled_backend() -> bool:
@@ -42,13 +44,14 @@ def fnv1a128_py(data: bytes | bytearray | memoryview, h: int = FNV128_OFFSET) ->
 
 def _update128(h: int, data: bytes | bytearray | memoryview) -> int:
     if _compiled is not None and len(data) >= 64:
-        return int(_compiled.fnv1a128_update(h.to_bytes(16, "big"), data).hex(), 16)
+        return int.from_bytes(_compiled.fnv1a128_update(h.to_bytes(16, "big"), data, 0,
+                                                        len(data)), "big")
     return fnv1a128_py(data, h)
 
 
 def _update64(h: int, data: bytes | bytearray | memoryview) -> int:
     if _compiled is not None and len(data) >= 64:
-        return int(_compiled.fnv1a64_update(h, data))
+        return _compiled.fnv1a64_update(h, data, 0, len(data))
     return fnv1a64_py(data, h)
 
 
@@ -80,16 +83,18 @@ class Fnv128:
         return self.digest().hex()
 
 
-def update_pair(x: Fnv128, a: bytes | bytearray | memoryview,
-                y: Fnv128, b: bytes | bytearray | memoryview) -> None:
-    """``x.update(a); y.update(b)`` for buffers of equal length, the two
-    streams interleaved in one C loop (about twice the bytes per cycle of
-    one stream, whose xor-multiply chain is latency-bound)."""
-    if len(a) != len(b):
-        raise ValueError("update_pair needs buffers of the same length")
-    if _compiled is None or len(a) < 64:
-        x.update(a)
-        y.update(b)
+def update_pair(x: Fnv128, a: bytes | bytearray | memoryview, pa: int,
+                y: Fnv128, b: bytes | bytearray | memoryview, pb: int, n: int) -> None:
+    """``x.update(a[pa:pa+n]); y.update(b[pb:pb+n])``, the two streams
+    interleaved in one C loop (about twice the bytes per cycle of one
+    stream, whose xor-multiply chain is latency-bound).  Both ranges must
+    lie inside their buffers (ValueError)."""
+    if min(pa, pb, n) < 0 or pa + n > len(a) or pb + n > len(b):
+        raise ValueError("update_pair: a range runs past its buffer")
+    if _compiled is None or n < 64:
+        x.update(memoryview(a)[pa : pa + n])
+        y.update(memoryview(b)[pb : pb + n])
         return
-    sa, sb = _compiled.fnv1a128_update2(x._h.to_bytes(16, "big"), a, y._h.to_bytes(16, "big"), b)
+    sa, sb = _compiled.fnv1a128_update2(x._h.to_bytes(16, "big"), a, pa,
+                                        y._h.to_bytes(16, "big"), b, pb, n)
     x._h, y._h = int.from_bytes(sa, "big"), int.from_bytes(sb, "big")

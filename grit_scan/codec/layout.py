@@ -575,6 +575,20 @@ def split_payload(payload: bytes | memoryview, sizes: Sequence[int]) -> list[byt
     return out
 
 
+def payload_lengths(total: int, sizes: Sequence[int]) -> list[int]:
+    """The plane lengths ``split_payload`` gives a payload of ``total``
+    bytes, without the payload: a short payload fills the planes in order,
+    surplus bytes go to the last plane that has a size."""
+    out: list[int] = []
+    left = total
+    for n in sizes:
+        out.append(min(n, left))
+        left -= out[-1]
+    if left:
+        out[max((i for i, n in enumerate(sizes) if n), default=0)] += left
+    return out
+
+
 def unit_codes(spec: PlaneSpec, raw: PlaneBuf | U8s) -> Units:
     """A plane's codes as a (units, codes per unit) array (§5.2: placements move units)."""
     codes = unpack_codes(raw, spec.units * spec.per_unit, spec.width, spec.pad8, spec.msb)

@@ -8,7 +8,10 @@ Their names, options and JSON keys are a contract scripts depend on
 # signatures with typing.get_type_hints, which compiles every string
 # annotation (start-up, issue 15); these are evaluated once, at import.
 
+import os
 import re
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
@@ -17,10 +20,10 @@ from ..codec import descriptor as desc_mod
 from ..codec import explain as explain_mod
 from ..codec.base32 import encode as b32
 from ..codec.check import PlaneSizes, grit_check, plane_sizes
-from ..codec.errors import GritError, Status
-from ..codec.fingerprint import digest_planes, gid
+from ..codec.errors import GritError, GritValueError, Status
+from ..codec.fingerprint import digest_read_ahead, gid
 from ..codec.grade import registry, resolve
-from ..codec.layout import split_payload
+from ..codec.layout import payload_lengths
 from ._app import UsageError, app
 from .common import complete_tensor, emit_json, parse_int_list
 
@@ -53,11 +56,59 @@ def grade_cmd(
     typer.echo(f"name               {out['name'] or '(not registered)'}")
 
 
-def _split(payload: bytes, sizes: PlaneSizes | None) -> list[bytes]:
-    """data ‖ scale0 ‖ scale1 ‖ aux by the §7.3 sizes; all data when unknown."""
-    if sizes is None:
-        return [payload, b"", b"", b""]
-    return [bytes(p) for p in split_payload(payload, sizes.as_list())]
+# --payload-file is read in pieces of this size, each hashed as the next is read
+_PIECE = 1 << 20
+
+
+def _payload(path: Path, sizes: PlaneSizes | None,
+             keep: bool) -> tuple[list[int], bytes, list[memoryview] | None]:
+    """The plane lengths, the §6.5 digest and (``keep``) the planes of a
+    payload file, data ‖ scale0 ‖ scale1 ‖ aux by the §7.3 sizes (all data
+    when unknown).  The file is hashed as it is read, on the loop of every
+    digest (fingerprint.digest_read_ahead); without ``keep`` it is never
+    held whole.  A FIFO would block and /dev/zero never ends, so anything
+    but a regular file is refused before it is read."""
+    what = "--payload-file"
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise UsageError(f"{what}: not a regular file: {path}")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise UsageError(f"{what}: {exc.strerror or exc}: {path}") from None
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{what}: not a regular file: {path}")
+        total = st.st_size
+        lengths = [total, 0, 0, 0] if sizes is None else payload_lengths(total, sizes.as_list())
+        whole = bytearray(total) if keep else None
+
+        def pieces() -> Iterator[bytes | memoryview]:
+            for off in range(0, total, _PIECE):
+                n = min(_PIECE, total - off)
+                if whole is None:
+                    got: bytes | memoryview = f.read(n)
+                else:
+                    got = memoryview(whole)[off : off + n]
+                    got = got[: f.readinto(got)]
+                yield got
+                if len(got) < n:
+                    return  # the file shrank: the digest says it came short
+
+        try:
+            dig = digest_read_ahead(pieces(), lengths)
+        except GritValueError as exc:
+            raise UsageError(f"{what}: {path} changed while it was read ({exc})") from None
+        except OSError as exc:
+            raise UsageError(f"{what}: {exc.strerror or exc}: {path}") from None
+    if whole is None:
+        return lengths, dig, None
+    view = memoryview(whole)
+    planes, off = [], 0
+    for n in lengths:
+        planes.append(view[off : off + n])
+        off += n
+    return lengths, dig, planes
 
 
 @app.command("check")
@@ -93,24 +144,22 @@ def check_cmd(
         level = max(level, 2)
     if level not in (0, 1, 2, 3):
         raise UsageError("--level takes 0, 1, 2 or 3")
-    planes = None
+    planes: list[memoryview] | None = None
+    payload_digest = None
     if payload_file is not None:
-        try:
-            payload = payload_file.read_bytes()
-        except OSError as exc:
-            raise UsageError(f"--payload-file: {exc.strerror or exc}: {payload_file}") from None
         try:
             sizes = plane_sizes(d, dims)
         except Exception:  # noqa: BLE001 - sizes unknown: the check reports why
             sizes = None
-        planes = _split(payload, sizes)
-        pb = [len(p) for p in planes]
+        # the contents are kept only for the level that reads them
+        pb, payload_digest, planes = _payload(payload_file, sizes, keep=level >= 2)
     else:
         assert plane_bytes is not None
         pb = parse_int_list(plane_bytes, "--plane-bytes", count=4)
         if level >= 2:
             raise UsageError(f"--level {level} reads plane contents: give --payload-file")
-    res = grit_check(d, dims, pb, level, planes=planes, expected_digest=expected)
+    res = grit_check(d, dims, pb, level, planes=planes, expected_digest=expected,
+                     planes_digest=payload_digest)
     g = registry().get(d.grade_id)
     gid_val = gid(g, d, dims) if g is not None else None
     det = res.detail
@@ -124,8 +173,8 @@ def check_cmd(
         "gid": gid_val.hex() if gid_val else None,
         "gid_base32": b32(gid_val) if gid_val else None,
     }
-    if planes is not None:
-        out["digest"] = digest_planes(planes).hex()
+    if payload_digest is not None:
+        out["digest"] = payload_digest.hex()
     if as_json:
         emit_json(out)
     else:
@@ -139,7 +188,7 @@ def check_cmd(
             typer.echo(det.message)
         if gid_val is not None:
             typer.echo(f"gid     {gid_val.hex()}  {b32(gid_val)}")
-        if planes is not None:
+        if payload_digest is not None:
             typer.echo(f"digest  {out['digest']}")
     raise typer.Exit(0 if res.status == Status.OK else 1)
 

@@ -22,18 +22,7 @@ from .fileio import ReadError, SafeFile
 from .interface import ByteSource
 from .roles import role_function
 
-try:  # the optional compiled helper (setup.py); json.loads below is the reference
-    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-
 CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
-# The compiled scanner of a plain index or manifest (_fnv.c index_json):
-# json.loads's value straight from the bytes, each distinct shard name one
-# str, or None for anything else, which then takes the parse below (issue 15: the decode,
-# the value count and json.loads of a 400,000-entry index were about 0.35 s
-# of a sharded scan, and json.loads built one str per entry for 500 names).
-_scan_index: Any = getattr(_compiled, "index_json", None)
 
 
 def read_json(path: str, art: Artifact,
@@ -71,16 +60,6 @@ def read_json_source(source: ByteSource, art: Artifact,
         art.issue(IssueCode.CHANGED, f"{why}; its contents were not used")
         art.parsed = False
         return None
-    if art.format in (Format.INDEX, Format.MANIFEST) and _scan_index is not None:
-        # the scanner counts the values as json_items does and refuses a
-        # text over either budget below, which then reports it as before; a
-        # manifest is of the same plain shape (25,000 entries: issue 15)
-        items = budgets.JSON_FILE_ITEMS.value
-        if art.format is Format.INDEX:
-            items = min(items, budgets.INDEX_ENTRIES.value)
-        obj = _scan_index(raw, items)
-        if obj is not None:
-            return obj
     try:
         text = raw.decode("utf-8")
         del raw  # the text is what is parsed; the bytes would double the peak

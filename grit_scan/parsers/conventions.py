@@ -46,10 +46,9 @@ from ..names import (
 )
 from .safetensors_reader import UNQUANTISED_FLOATS
 
-try:  # pragma: no cover - depends on the build
-    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
+# The compiled helper holds the FNV digest loops only: the C paths below are
+# never taken, and this module's Python steps run.
+_compiled = None
 
 FP8 = {"F8_E4M3", "F8_E5M2"}
 # safetensors dtype of a scale tensor -> GRIT format token (§2.6)

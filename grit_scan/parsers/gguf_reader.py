@@ -26,11 +26,6 @@ from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource
 
-try:  # the optional compiled helper (setup.py); the Python loop is the fallback
-    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-
 MAGIC = b"GGUF"
 MAX_ALIGNMENT = 1 << 20
 MAX_STRING = 1 << 30
@@ -164,9 +159,7 @@ class _Reader:
             raise ParseError(f"{label} at offset {self.pos - n} is not valid UTF-8") from None
 
     def skip_strings(self, count: int, what: str) -> None:
-        """Walk ``count`` strings without decoding them (vocabularies).  The
-        compiled helper walks whole windows at once; each string it cannot
-        take (it crosses the window, or its length is hostile) is taken here."""
+        """Walk ``count`` strings without decoding them (vocabularies)."""
         i = 0
         while i < count:
             if self.remaining() < 8:
@@ -175,12 +168,6 @@ class _Reader:
             if off < 0 or off + 8 > len(self.win):
                 self._refill(8)
                 off = 0
-            if _compiled is not None:
-                new_off, done = _compiled.skip_strings(self.win, off, count - i, MAX_STRING)
-                if done:
-                    self.pos += new_off - off
-                    i += done
-                    continue
             (n,) = struct.unpack_from("<Q", self.win, off)
             if n > MAX_STRING or n > self.remaining() - 8:
                 raise ParseError(f"{what}: string {i} claims {n:,} bytes but only "
@@ -391,11 +378,11 @@ def _tensor_infos_py(data: bytes, pos: int, count: int, alignment: int, rank_lim
                      max_name: int, blocks: bytes, seen: set[str], memo: dict[object, Any],
                      names: list[str], shapes: list[tuple[int, ...]], types: list[int],
                      offsets: list[int], nbytes: list[int]) -> tuple[int, int]:
-    """The reference for the compiled helper's ``gguf_tensor_infos`` (the
-    fallback when it is not built, and held equal to it by
-    tests/test_gguf_infos.py): up to ``count`` entries that ``data`` holds
-    whole and that raise no question, appended to the columns; it stops
-    before the first entry _info must read (see _fnv.c for the list)."""
+    """Up to ``count`` entries that ``data`` holds whole and that raise no
+    question, appended to the columns; it stops before the first entry
+    _info must read (too long a name, a bad rank, extent, type or offset,
+    an undecodable or repeated name).  tests/test_gguf_infos.py holds the
+    two walks to each other."""
     n = len(data)
     n_types = len(blocks) // 8
     done = 0
@@ -450,7 +437,7 @@ def _tensor_infos_py(data: bytes, pos: int, count: int, alignment: int, rank_lim
     return pos, done
 
 
-_infos = _tensor_infos_py if _compiled is None else _compiled.gguf_tensor_infos
+_infos = _tensor_infos_py
 
 
 def _lay_out(h: GgufHeader, c: _Columns, size: int, art: Artifact) -> None:
@@ -489,8 +476,7 @@ def _packed_starts_py(offsets: list[int], nbytes: list[int], alignment: int,
     """Each tensor's absolute start when the tensors are packed in order
     (the first at 0, each where the one before it ends, padded to the
     alignment) and the last ends inside the file: then _lay_out_each would
-    find nothing to report.  None otherwise.  The reference for the compiled
-    helper's ``gguf_packed_starts`` (tests/test_gguf_infos.py)."""
+    find nothing to report.  None otherwise (tests/test_gguf_infos.py)."""
     if offsets:
         a = alignment
         pads = map(mul, map(neg, map(floordiv, map(neg, nbytes), repeat(a))), repeat(a))
@@ -502,7 +488,7 @@ def _packed_starts_py(offsets: list[int], nbytes: list[int], alignment: int,
     return list(map(data_offset.__add__, offsets))
 
 
-_starts = _packed_starts_py if _compiled is None else _compiled.gguf_packed_starts
+_starts = _packed_starts_py
 
 
 def _lay_out_each(h: GgufHeader, c: _Columns, shapes: list[tuple[int, ...]], size: int,

@@ -30,11 +30,6 @@ from ..names import Declared
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
 
-try:  # the compiled helper, when it was built (issue 15)
-    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - the pure-Python fallback
-    _compiled = None
-
 if TYPE_CHECKING:
     from .conventions import Columns
 
@@ -261,18 +256,6 @@ def _distribute(qs: QList, cols: Columns, homes: Sequence[Artifact]) -> bool:
         homes[0].quantized.add_replays(makers, kinds, vals)
         return True
     offset: list[int] = parts  # type: ignore[assignment]  # no None in it
-    grouped = None
-    if (_compiled is not None and isinstance(kinds, array) and isinstance(vals, array)
-            and isinstance(run, array)):
-        # one C pass (a counting sort by file): the Python below does the same
-        grouped = _compiled.distribute(kinds, vals, array("q", offset), run, run.itemsize)
-    if grouped is not None:
-        for f, k_bytes, v_bytes in grouped:
-            k_col, v_col = array("i"), array("q")
-            k_col.frombytes(k_bytes)
-            v_col.frombytes(v_bytes)
-            homes[f].quantized.add_replays(makers, k_col, v_col)
-        return True
     shard = list(map(run.__getitem__, map(add, vals, map(offset.__getitem__, kinds))))
     order = sorted(range(len(shard)), key=shard.__getitem__)  # stable: listing order kept
     starts = [0, *compress(range(1, len(order)),

@@ -19,16 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import compress, repeat
 from operator import add, and_, getitem, is_, itemgetter, or_
-from typing import Any, overload
+from typing import overload
 
 from . import budgets
-
-try:  # pragma: no cover - depends on the build (already loaded by artifact.py)
-    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-# _Mapped.many in one C pass (None: the Python steps)
-_map_roles: Any = getattr(_compiled, "map_roles", None)
 
 _NUMBER = r"(?<=\.)\d+(?=\.|$)"  # compiled by _mapper, not at import (start-up, issue 15)
 
@@ -113,7 +106,7 @@ class _Mapped:
     once per quantised module (issue 15: a 400k-tensor tree), so the usual
     path is a dict lookup, one regex search and a memoised lookup."""
 
-    __slots__ = ("lookup", "table", "known", "number", "around_zero")
+    __slots__ = ("lookup", "known", "number", "around_zero")
 
     def __init__(self, tmap: object) -> None:
         def lookup(base: str) -> str | None:
@@ -151,7 +144,6 @@ class _Mapped:
             return ".".join(parts[:k] + [""]), ".".join([""] + parts[k + 1:]) + ".weight"
 
         self.lookup = lookup_fast
-        self.table: dict[str, object] | None = table if isinstance(table, dict) else None
         self.known: Callable[[str], bool] | None = (
             table.__contains__ if isinstance(table, dict) else None)
         self.number = re.compile(_NUMBER)
@@ -183,13 +175,6 @@ class _Mapped:
         lines for each one's first number, then that number zeroed looked
         up (memoised); the rest one at a time."""
         known = self.known
-        if (self.table is not None and _map_roles is not None and isinstance(bases, list)
-                and bases):
-            # all of it in one C pass where the helper is built (the same steps)
-            done: tuple[list[str | None], list[int]] | None = _map_roles(
-                bases, self.table, self.around_zero, suffix)
-            if done is not None:
-                return self._one_by_one(bases, done[1], done[0], suffix)
         split = _first_numbers(bases) if known is not None and bases else None
         if split is None:
             # no map to read, a line break in a name, or a name without a number
@@ -229,12 +214,8 @@ def _first_numbers(names: Sequence[str]) -> tuple[Sequence[str], Sequence[str],
                                                    Sequence[str]] | None:
     """For each name, its first ``_NUMBER`` match: (the name with it
     replaced by "0", the match, the text after it), as three columns; None
-    when a name has none.  In C where the helper is built, else in one
-    regex pass over the names' lines (None also when a name holds a line
-    break)."""
-    if _compiled is not None and isinstance(names, list):
-        got: tuple[list[str], list[str], list[str]] | None = _compiled.first_numbers(names)
-        return got
+    when a name has none.  One regex pass over the names' lines (None also
+    when a name holds a line break)."""
     if not names:
         return [], [], []
     text = "\n".join(names)

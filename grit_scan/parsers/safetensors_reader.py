@@ -27,11 +27,6 @@ from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource
 
-try:  # the optional compiled helper (setup.py); today's parse below is the fallback
-    from ..codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the build
-    _compiled = None
-
 MAX_HEADER = budgets.HEADER_BYTES.value
 MAX_TENSORS = budgets.TENSORS_PER_FILE.value
 MAX_JSON_ITEMS = budgets.JSON_ITEMS.value
@@ -50,11 +45,6 @@ UNQUANTISED_FLOATS = frozenset({"F32", "F16", "BF16", "F64"})
 # each dtype name as one shared string: json.loads builds a new string for
 # every value, and a table keeps a dtype per tensor (issue 15: memory)
 _DTYPE_NAME: dict[str, str] = {k: k for k in DTYPE_BITS}
-# The compiled scanner of a plain header (_fnv.c st_header_columns): the
-# columns _fast_path would build, straight from the bytes, or None for
-# anything else, which then takes the parse below (issue 15: json.loads and
-# the per-entry Python work were most of a sharded scan's read).
-_scan_columns: Any = getattr(_compiled, "st_header_columns", None)
 
 
 class ParseError(GritError):
@@ -74,6 +64,44 @@ class Header:
 
 class _OverBudget(Exception):
     """Raised inside json.loads to stop a parse that exceeds a budget."""
+
+    def __init__(self, objects: int) -> None:
+        super().__init__(objects)
+        self.objects = objects
+
+
+def loads_header(text: str, max_objects: int = MAX_TENSORS + 2) -> tuple[Any, list[str]]:
+    """A header's JSON, parsed by the standard library: ``json.loads(text)``
+    (of duplicate keys the last is kept, as the Rust reference keeps it),
+    and every key met again inside the same object, in the order met.
+    NaN and Infinity are refused (ValueError), and a parse that closes more
+    than ``max_objects`` objects stops (_OverBudget).  Held to json.loads
+    by tests/test_readers.py."""
+    dups: list[str] = []
+    objects = 0
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        # One view of the header: keys are compared after JSON decoding, so
+        # an escaped key ("data\u005foffsets") is the same key as its plain
+        # spelling.  Each tensor entry is one object: past the budget the
+        # parse stops before it builds more (the hook runs as each closes).
+        nonlocal objects
+        objects += 1
+        if objects > max_objects:
+            raise _OverBudget(objects)
+        out = dict(items)
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for k, _ in items:
+                if k in seen:
+                    dups.append(k)
+                seen.add(k)
+        return out
+
+    obj = _loads_plain(text, max_objects)
+    if obj is None:
+        obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+    return obj, dups
 
 
 def _reject_constant(name: str) -> None:
@@ -98,44 +126,14 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
         raise ParseError(f"header is not valid UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
         raise ParseError("header starts with a byte-order mark, which is not JSON")
-    if _scan_columns is not None:
-        # it refuses (None) any text over the json_items or tensors_per_file
-        # budget, so those still raise below, with today's messages
-        cols = _scan_columns(raw, _DTYPE_NAME, DTYPE_BITS, 8 + n, f.size - (8 + n),
-                             MAX_TENSORS, MAX_JSON_ITEMS, budgets.SAFETENSORS_RANK.value)
-        if cols is not None:
-            return _from_columns(n, cols)
     n_items = budgets.json_items(text)
     if n_items > MAX_JSON_ITEMS:
         raise ParseError(budgets.JSON_ITEMS.exceeded("header JSON", n_items))
-    dups: list[str] = []
-    objects = [0]
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        # One view of the header: keys are compared after JSON decoding, so
-        # an escaped key ("data\u005foffsets") is the same key as its plain
-        # spelling.  The reference keeps the last one, as dict() does.
-        # Each tensor entry is one object: past the budget the parse stops
-        # before it builds more (the hook runs as each object closes).
-        objects[0] += 1
-        if objects[0] > MAX_TENSORS + 2:
-            raise _OverBudget
-        out = dict(items)
-        if len(out) != len(items):
-            seen: set[str] = set()
-            for k, _ in items:
-                if k in seen:
-                    dups.append(k)
-                seen.add(k)
-        return out
-
     try:
-        obj = _loads_plain(text)
-        if obj is None:
-            obj = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
-    except _OverBudget:
+        obj, dups = loads_header(text)
+    except _OverBudget as exc:
         raise ParseError(budgets.TENSORS_PER_FILE.exceeded(
-            "the header's object count", objects[0])) from None
+            "the header's object count", exc.objects)) from None
     except json.JSONDecodeError as exc:
         raise ParseError(f"header is not JSON: {exc.msg} at character {exc.pos}") from None
     except RecursionError:
@@ -180,19 +178,7 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
     return hdr
 
 
-def _from_columns(n: int, cols: tuple[Any, ...]) -> Header:
-    """The Header _fast_path builds, from st_header_columns' columns."""
-    names, dtypes, dims_b, ranks, starts_b, nbytes_b, meta = cols
-    dims, starts, nbytes = array("q"), array("q"), array("q")
-    dims.frombytes(dims_b)
-    starts.frombytes(starts_b)
-    nbytes.frombytes(nbytes_b)
-    hdr = Header(header_len=n, data_start=8 + n, metadata=meta)
-    hdr.table = TensorTable(names, dtypes, dims, ranks, starts, nbytes, nbytes)
-    return hdr
-
-
-def _loads_plain(text: str) -> dict[str, Any] | None:
+def _loads_plain(text: str, max_objects: int = MAX_TENSORS + 2) -> dict[str, Any] | None:
     """The header parsed without the per-object hook, when the text itself
     proves the hook would find nothing: no more objects than the budget,
     and no duplicate key.  None: parse with the hook (issue 15: the hook is
@@ -203,7 +189,7 @@ def _loads_plain(text: str) -> dict[str, Any] | None:
     string value it retains; a key dropped as a duplicate (at any depth),
     or a string anywhere these levels do not count, makes the retained
     count fall short of the text's, and the hook decides."""
-    if "\\" in text or text.count("{") > MAX_TENSORS + 2:
+    if "\\" in text or text.count("{") > max_objects:
         return None
     obj = json.loads(text, parse_constant=_reject_constant)
     if type(obj) is not dict:

@@ -4,13 +4,11 @@ that are stored unquantised, beside others that are quantised."""
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterable
 from itertools import compress
 from operator import and_, methodcaller
-from typing import Any
 
-from ...artifact import Artifact, Format, TensorTable
+from ...artifact import Artifact, Format
 from ...names import applies, split_name
 from ..codes import Kind
 from ..finding import Finding, Severity
@@ -44,24 +42,11 @@ _NEVER = r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)"
 
 _FLOATS = frozenset(("F32", "F16", "BF16"))  # the dtypes of an unquantised linear weight
 
-try:  # the compiled helper, when it was built (issue 15)
-    from ...codec import _fnv as _compiled  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - the pure-Python fallback
-    _compiled = None
-_positions_of: Any = getattr(_compiled, "positions_of", None)
-
 
 def _float_weights(a: Artifact) -> Iterable[str]:
     """The names of ``a``'s rank-2 tensors of a float dtype whose names end
-    in ``.weight``: in one C pass over the columns where the helper is
-    built, else with C-level maps (most tensors of a quantised file are not
-    float)."""
-    t = a.tensors
-    if (_positions_of is not None and isinstance(t, TensorTable) and isinstance(t.dtypes, list)
-            and isinstance(t.ranks, array)):
-        got: list[int] | None = _positions_of(t.names, t.dtypes, t.ranks, _FLOATS, ".weight", 2)
-        if got is not None:
-            return map(t.names.__getitem__, got)
+    in ``.weight``, with C-level maps (most tensors of a quantised file are
+    not float)."""
     floats = map(_FLOATS.__contains__, a.tensor_dtypes())
     weights = map(methodcaller("endswith", ".weight"), a.tensor_names())
     return (name for name, _dtype, rank in compress(a.tensor_kinds(), map(and_, floats, weights))
