@@ -207,7 +207,9 @@ def render_full(report: Report, console: Console, width: int | None = None) -> N
             head.append(f"{f.code} {f.kind.value}", style=STYLE[sev])
             head.append(f"  {location(f)}")
             console.print(head)
-            console.print(Text(f"    {esc(f.message)}"))
+            # a message shortened for concise lines keeps its whole text here
+            full = f.detail.get("full_message")
+            console.print(Text(f"    {esc(full if isinstance(full, str) else f.message)}"))
             cause = f.detail.get("likeliest_cause")
             if cause and "Likeliest cause" not in f.message:
                 console.print(Text(f"    Likeliest cause: {esc(str(cause))}", style="italic"))

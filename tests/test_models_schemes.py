@@ -1,0 +1,115 @@
+"""Models compared like with like, every revision audited, findings at the
+level of their cause, and one notion of a model for every command; over
+fixtures/producers or temporary trees built from it."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import grit_scan
+from grit_scan.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PROD = ROOT / "fixtures" / "producers"
+FIX = ROOT / "fixtures"
+
+
+def kinds(report):
+    return [f.kind.value for f in report.findings]
+
+
+def ct_strategy(model):
+    """What compressed-tensors itself says the model's weights are: (type,
+    bits, strategy, group size, block shape), from its config.json."""
+    cfg = json.loads((PROD / "ct" / model / "config.json").read_text())
+    (w,) = [g["weights"] for g in cfg["quantization_config"]["config_groups"].values()]
+    return (w["type"], w["num_bits"], w["strategy"], w.get("group_size"),
+            tuple(w.get("block_structure") or ()))
+
+
+# --- 1. a scheme key: different schemes are listed, never compared -------------
+
+def test_ct_side_by_side_has_no_disagreement_between_schemes(capsys):
+    # the pairs the issue met: per-channel vs 128x128 block FP8, W8A8 vs W4AFP8
+    assert ct_strategy("fp8-dynamic-sharded")[2:] != ct_strategy("fp8-block")[2:]
+    assert ct_strategy("w8a8-int8")[1:4] != ct_strategy("w4afp8")[1:4]
+    r = grit_scan.scan([str(PROD / "ct")], jobs=1)
+    assert "gid_disagreement" not in kinds(r)
+    assert r.exit_codes == {"graded": 3, "simple": 1}  # warnings and one info
+    assert main(["scan", "--fail-on", "structural,disagreement", str(PROD / "ct")]) == 0
+    (q,) = [f for f in r.findings if f.kind.value == "quantizations"]
+    listing = q.detail["listing"]
+    named = {m: lab for lab, ms in listing.items() for m in ms}
+    # the models are named by their folders, each once
+    assert set(named) <= {p.name for p in (PROD / "ct").iterdir() if p.is_dir()}
+    assert sum(map(len, listing.values())) == len(named) >= 7
+    # models compressed-tensors labels alike but whose schemes differ are two entries
+    assert named["fp8-block"] != named["fp8-dynamic-sharded"]
+    assert named["w8a8-int8"] != named["w4afp8"]
+    assert "per-channel" in named["fp8-dynamic-sharded"] and "2-D blocks" in named["fp8-block"]
+    assert "per-channel" in named["w8a8-int8"] and "groups" in named["w4afp8"]
+    # the concise line is short; the full format carries the whole listing
+    capsys.readouterr()
+    main(["scan", str(PROD / "ct")])
+    out = capsys.readouterr().out
+    assert all(len(line) < 300 for line in out.splitlines() if "GRIT401" in line)
+    main(["scan", "--output-format", "full", str(PROD / "ct")])
+    full = capsys.readouterr().out
+    assert all(f"({m})" in full for m in named)
+
+
+def test_two_fp8_schemes_in_one_folder_are_not_compared(tmp_path):
+    for m in ("fp8-block", "fp8-dynamic-sharded"):
+        shutil.copytree(PROD / "ct" / m, tmp_path / m)
+    r = grit_scan.scan([str(tmp_path)], jobs=1)
+    assert "gid_disagreement" not in kinds(r)
+    assert r.exit_codes == {"graded": 3, "simple": 1}
+    assert main(["scan", "--fail-on", "structural,disagreement", str(tmp_path)]) == 0
+
+
+def test_whole_producers_tree_compares_no_two_schemes():
+    r = grit_scan.scan([str(PROD)], jobs=1)
+    assert "gid_disagreement" not in kinds(r)
+    # the one structural finding of the tree is the split GGUF with a part missing
+    structural = [(f.kind.value, Path(f.path).parent.name) for f in r.findings
+                  if f.severity.value == "structural"]
+    assert structural == [("missing_shard", "gguf-split-missing")]
+    assert r.exit_codes == {"graded": 1, "simple": 1}
+    assert main(["scan", "--fail-on", "structural,disagreement", str(PROD)]) == 1
+    # the one disagreement is GPTQ's config declaring 3 bits over 4-bit bytes
+    disagreements = [(f.kind.value, Path(f.path).parent.name) for f in r.findings
+                     if f.severity.value == "disagreement"]
+    assert disagreements == [("declared_mismatch", "wrong-bits-config-3")]
+    assert main(["scan", "--fail-on", "disagreement", str(PROD)]) == 2
+
+
+def test_a_disagreement_names_its_operands_and_the_scheme_they_share():
+    # one MXFP4 model exported by two tools, one of which wrote k0 = 64: the
+    # same scheme (e2m1 elements, e8m0 scales, groups along one axis)
+    r = grit_scan.scan([str(FIX / "broken" / "tool-disagreement")], jobs=1)
+    (f,) = [f for f in r.findings if f.kind.value == "gid_disagreement"]
+    assert f.detail["scheme"] == "e2m1/e8m0 groups"
+    assert "same scheme (e2m1/e8m0 groups)" in f.message
+    assert f.detail["paths"] and f.detail["agreeing_paths"]
+    assert "k0" in f.detail["differences"]
+    assert r.exit_codes == {"graded": 2, "simple": 1}
+    assert main(["scan", "--fail-on", "disagreement",
+                 str(FIX / "broken" / "tool-disagreement")]) == 2
+
+
+@pytest.mark.parametrize("pair", [("fp8-block", "fp8-dynamic-sharded"),
+                                  ("w8a8-int8", "w4afp8")])
+def test_revisions_of_different_schemes_are_listed_not_compared(tmp_path, pair):
+    # two revisions of one cache repository, one per scheme
+    repo = tmp_path / "hub" / "models--org--m"
+    for n, m in enumerate(pair):
+        shutil.copytree(PROD / "ct" / m, repo / "snapshots" / (str(n) * 40))
+    (repo / "refs").mkdir()
+    (repo / "blobs").mkdir()
+    r = grit_scan.scan([str(tmp_path / "hub")], jobs=1)
+    assert "gid_disagreement" not in kinds(r)
+    (q,) = [f for f in r.findings if f.kind.value == "quantizations"]
+    assert len(q.detail["quantizations"]) == 2 and q.detail["repo"] == "org/m"
+    assert r.exit_codes == {"graded": 3, "simple": 1}
