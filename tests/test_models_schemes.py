@@ -113,3 +113,34 @@ def test_revisions_of_different_schemes_are_listed_not_compared(tmp_path, pair):
     (q,) = [f for f in r.findings if f.kind.value == "quantizations"]
     assert len(q.detail["quantizations"]) == 2 and q.detail["repo"] == "org/m"
     assert r.exit_codes == {"graded": 3, "simple": 1}
+
+
+# --- 2. every revision of a cache repository is audited against its own configs
+
+def test_a_revision_sharing_blobs_is_judged_by_its_own_config(tmp_path):
+    src = PROD / "hf-cache" / "hub" / "models--grit-fixtures--tiny-llama-gptq"
+    repo = tmp_path / "hub" / src.name
+    shutil.copytree(src, repo, symlinks=True)
+    (first,) = (repo / "snapshots").iterdir()
+    second = repo / "snapshots" / ("f" * 40)
+    second.mkdir()
+    for name in ("model.safetensors", "config.json"):
+        # a link into ../../blobs, to the very blob the first revision links to
+        (second / name).symlink_to(Path("../../blobs") / (first / name).readlink().name)
+        assert (second / name).resolve() == (first / name).resolve()
+    qc = json.loads((first / "quantize_config.json").read_text())
+    assert qc["bits"] == 4
+    (second / "quantize_config.json").write_text(json.dumps({**qc, "bits": 3}))
+    r = grit_scan.scan([str(tmp_path / "hub")], jobs=1)
+    mism = [f for f in r.findings if f.kind.value == "declared_mismatch"]
+    assert [Path(f.path).parent.name for f in mism] == ["f" * 40]
+    assert "bits = 3" in mism[0].message
+    # both revisions were read, each as a model of its own
+    read = {Path(a.path).parent.name for a in r.artifacts if a.format.is_checkpoint_file}
+    assert read == {first.name, "f" * 40}
+    assert r.exit_codes == {"graded": 2, "simple": 1}
+    assert main(["scan", "--fail-on", "disagreement", str(tmp_path / "hub")]) == 2
+    # the snapshot alone says the same
+    alone = grit_scan.scan([str(second)], jobs=1)
+    assert [f.kind.value for f in alone.findings if f.kind.value == "declared_mismatch"] == [
+        "declared_mismatch"]

@@ -120,6 +120,15 @@ class Walker:
         blobs = snapshot_blobs(self.root)
         self.also_inside = (blobs,) if blobs else ()
 
+    def revision(self, real_dir: str) -> str | None:
+        """The snapshot directory of a cache repository that ``real_dir`` is
+        or lies in (``.../models--o--n/snapshots/<rev>``), else None."""
+        parts = real_dir.split(os.sep)
+        for i in range(len(parts) - 2, 0, -1):
+            if parts[i] == "snapshots" and parts[i - 1].startswith(HF_REPO_PREFIXES):
+                return os.sep.join(parts[:i + 2])
+        return None
+
     def inside(self, real: str) -> bool:
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep)
                    for r in (self.root, *self.also_inside))
@@ -170,6 +179,7 @@ class Walker:
             return []
         names = {e.name for e in entries}
         cache_repo = hf_repo(real_dir, names)
+        revision = self.revision(real_dir)
         d = self.dirs.setdefault(rel, _Dir(rel))
         subdirs: list[tuple[str, str, int]] = []
         for e in entries:
@@ -216,9 +226,13 @@ class Walker:
             # an index in this directory may name the file, even when the same
             # blob was already read through another revision's link
             d.names[e.name] = target
-            if target in self.visited:
-                continue  # the same blob through two links: read once
-            self.visited.add(target)
+            # the same blob through two links is read once, except by two
+            # revisions of a cache repository: each is a model of its own,
+            # judged against its own configs even when its weights are shared
+            seen = target if revision is None else f"{revision}\0{target}"
+            if seen in self.visited:
+                continue
+            self.visited.add(seen)
             self._classify(d, e.name, target, erel)
         return subdirs
 
