@@ -144,3 +144,46 @@ def test_a_revision_sharing_blobs_is_judged_by_its_own_config(tmp_path):
     alone = grit_scan.scan([str(second)], jobs=1)
     assert [f.kind.value for f in alone.findings if f.kind.value == "declared_mismatch"] == [
         "declared_mismatch"]
+
+
+# --- 3. findings at the level of their cause ---------------------------------
+
+def _stored(path):
+    """(name, offset, nbytes) of each tensor from the safetensors header
+    itself (8-byte length, JSON), not from grit."""
+    raw = Path(path).read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    hdr = json.loads(raw[8:8 + n])
+    return 8 + n, {k: v["data_offsets"] for k, v in hdr.items() if k != "__metadata__"}
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "model.safetensors.part"])
+def test_a_truncated_file_is_one_finding(tmp_path, name, capsys):
+    src = PROD / "ct" / "w8a8-int8"
+    for f in src.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    full = (tmp_path / "model.safetensors").stat().st_size
+    base, offs = _stored(tmp_path / "model.safetensors")
+    keep = full // 2
+    with open(tmp_path / "model.safetensors", "r+b") as fh:
+        fh.truncate(keep)
+    if name != "model.safetensors":  # a download cut short, still named .part
+        (tmp_path / "model.safetensors").rename(tmp_path / name)
+    cut = sorted(k for k, (_, end) in offs.items() if base + end > keep)
+    assert len(cut) > 3
+    r = grit_scan.scan([str(tmp_path)], jobs=1)
+    (f,) = [f for f in r.findings if f.severity.value == "structural"]
+    assert f.kind.value == "size_mismatch" and f.tensor is None
+    assert (f.detail["expected"], f.detail["actual"]) == (full, keep)
+    assert f"{keep:,} of {full:,} bytes present" in f.message
+    # every stored tensor cut short is named, through the quantised tensor using it
+    named = set(f.detail["tensors"])
+    for t in cut:
+        assert t in named or t.rsplit(".", 1)[0] + ".weight" in named, t
+    assert f.detail["count"] == len(f.detail["tensors"])
+    assert f"{f.detail['count']} tensor(s) run past its end" in f.message
+    assert r.exit_codes == {"graded": 1, "simple": 1}
+    capsys.readouterr()
+    assert main(["scan", str(tmp_path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len([x for x in lines if "GRIT101" in x]) == 1
