@@ -94,10 +94,74 @@ def scan(
     messages = []
     if not compiled_backend():
         messages.append(SLOW_PATH)
+    findings = on_models(findings, data.artifacts)
     report = replace(from_scan(data, _per_path(findings, cfg), messages), fail_on=gate)
     if debug:
         report.tracebacks.extend(tree.READ_TRACEBACKS + runner.tracebacks)
     return report
+
+
+_NUMBER = r"\d[\d,]*"
+_EXAMPLE = r" \(e\.g\. [^()]*\)"
+_LISTED = 50  # tensor names a merged finding's detail keeps
+
+
+def on_models(findings: list[Finding], artifacts: Sequence[Artifact]) -> list[Finding]:
+    """A warning or info finding that every shard of a model repeats (the
+    same kind and message but for its counts and example) becomes one
+    finding on the model: its path is the model (its index, or its first
+    shard), its count the sum, and ``detail.files`` the shards that said
+    it.  A finding whose message differs in anything but its first number
+    stays on its file."""
+    import re
+
+    model_of: dict[str, str] = {}
+    files_of: dict[str, int] = {}
+    for a in artifacts:
+        if a.model is not None and a.format.is_checkpoint_file:
+            model_of[a.path] = a.model
+            files_of[a.model] = files_of.get(a.model, 0) + 1
+    known = {a.path for a in artifacts}
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for i, f in enumerate(findings):
+        model = model_of.get(f.path)
+        if model is None or files_of[model] < 2 or f.severity in (Severity.STRUCTURAL,
+                                                                   Severity.DISAGREEMENT):
+            continue
+        text = re.sub(_EXAMPLE, "", f.message)
+        groups.setdefault((model, f.kind.value, re.sub(_NUMBER, "#", text)), []).append(i)
+    merged: dict[int, Finding | None] = {}
+    for (model, _kind, _shape), idx in groups.items():
+        if len({findings[i].path for i in idx}) < 2:
+            continue
+        texts = [re.sub(_EXAMPLE, "", findings[i].message) for i in idx]
+        numbers = [re.findall(_NUMBER, t) for t in texts]
+        if any(n[1:] != numbers[0][1:] for n in numbers):
+            continue  # they differ in more than their count
+        first = findings[idx[0]]
+        msg = first.message
+        if numbers[0]:
+            total = sum(int(n[0].replace(",", "")) for n in numbers)
+            msg = re.sub(_NUMBER, str(total), msg, count=1)
+        paths = sorted({findings[i].path for i in idx})
+        msg += f" (in {len(paths)} shards of the model)"
+        tensors = [t for i in idx for t in (findings[i].detail.get("tensors")
+                                            or [findings[i].tensor] if findings[i].tensor
+                                            else [])]
+        detail = {**first.detail, "files": paths}
+        if "count" in first.detail:
+            detail["count"] = sum(int(findings[i].detail.get("count", 0)) for i in idx)
+        if tensors:
+            detail["tensors"] = tensors[:_LISTED]
+        # the model's own file (its index), else its first shard (a GGUF split)
+        where = model if model in known else paths[0]
+        merged[idx[0]] = replace(first, path=where, tensor=None, message=msg, detail=detail)
+        for i in idx[1:]:
+            merged[i] = None
+    if not merged:
+        return findings
+    return [m for i, f in enumerate(findings)
+            for m in ([merged[i]] if i in merged else [f]) if m is not None]
 
 
 class NoSuchPath(GritValueError):

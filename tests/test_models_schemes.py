@@ -91,7 +91,9 @@ def test_a_disagreement_names_its_operands_and_the_scheme_they_share():
     r = grit_scan.scan([str(FIX / "broken" / "tool-disagreement")], jobs=1)
     (f,) = [f for f in r.findings if f.kind.value == "gid_disagreement"]
     assert f.detail["scheme"] == "e2m1/e8m0 groups"
-    assert "same scheme (e2m1/e8m0 groups)" in f.message
+    assert "both e2m1/e8m0 groups" in f.message
+    assert f.detail["compared_as"] == ("models holding the same scheme (e2m1/e8m0 groups) "
+                                       "of the same tensors")
     assert f.detail["paths"] and f.detail["agreeing_paths"]
     assert "k0" in f.detail["differences"]
     assert r.exit_codes == {"graded": 2, "simple": 1}
@@ -187,3 +189,95 @@ def test_a_truncated_file_is_one_finding(tmp_path, name, capsys):
     assert main(["scan", str(tmp_path)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert len([x for x in lines if "GRIT101" in x]) == 1
+
+
+def _header_dtypes(path):
+    raw = Path(path).read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    return {k: v["dtype"] for k, v in json.loads(raw[8:8 + n]).items() if k != "__metadata__"}
+
+
+def test_a_warning_every_shard_repeats_is_one_finding_on_the_model(capsys):
+    rel = PROD / "ct" / "fp8-dynamic-sharded"
+    shards = sorted(rel.glob("model-*.safetensors"))
+    # FP8 weights per shard, from the headers themselves
+    fp8 = {s.name: sum(1 for k, d in _header_dtypes(s).items()
+                       if d == "F8_E4M3" and k.endswith(".weight")) for s in shards}
+    with_fp8 = sorted(n for n, c in fp8.items() if c)
+    assert len(with_fp8) >= 2
+    r = grit_scan.scan([str(rel)], jobs=1)
+    for kind in ("inferred_descriptor", "unregistered_grade"):
+        (f,) = [f for f in r.findings if f.kind.value == kind]
+        assert f.path == str(rel / "model.safetensors.index.json")
+        assert [Path(p).name for p in f.detail["files"]] == with_fp8
+        assert f.message.startswith(f"{sum(fp8.values())} tensor")
+        assert f"in {len(with_fp8)} shards of the model" in f.message
+    assert r.exit_codes == {"graded": 3, "simple": 1}
+    capsys.readouterr()
+    assert main(["scan", "--fail-on", "structural,disagreement", str(rel)]) == 0
+    out = capsys.readouterr().out
+    assert len([x for x in out.splitlines() if "GRIT305" in x]) == 1
+
+
+def test_summary_counts_files_not_folders(capsys):
+    rel = PROD / "gguf-quants"
+    r = grit_scan.scan([str(rel)], jobs=1)
+    doc = r.to_json()
+    files = len(list(rel.iterdir()))  # every file of the folder is a checkpoint
+    assert doc["summary"]["files"] == files
+    (q,) = [f for f in r.findings if f.kind.value == "quantizations"]
+    assert q.path == str(rel)  # the listing is on the folder, not a file
+    with_findings = len({f.path for f in r.findings} - {str(rel)})
+    assert f"in {with_findings} of {files} files and on 1 other path" in doc["summary"]["text"]
+    assert r.exit_codes == {"graded": 3, "simple": 1}
+    assert main(["scan", str(rel)]) == 3
+
+
+def test_an_empty_input_says_so(tmp_path, capsys):
+    r = grit_scan.scan([str(tmp_path)], jobs=1)
+    assert r.findings == [] and r.exit_codes == {"graded": 4, "simple": 2}
+    assert r.to_json()["summary"]["text"] == "No checkpoint found: no file was read"
+    capsys.readouterr()
+    assert main(["scan", "--json", str(tmp_path)]) == 4
+    assert "No findings" not in capsys.readouterr().out
+    assert main(["scan", "--exit-policy", "simple", str(tmp_path)]) == 2
+
+
+def test_a_path_escape_shows_in_every_format(tmp_path, capsys):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "model.safetensors").symlink_to(PROD / "ct" / "mxfp8" /
+                                                      "model.safetensors")
+    target = str(tmp_path / "m")
+    r = grit_scan.scan([target], jobs=1)
+    assert [f.kind.value for f in r.findings] == ["path_escape"]
+    assert r.exit_codes == {"graded": 4, "simple": 2}  # nothing could be read
+    for fmt in ("concise", "full", "grouped", "github", "json", "sarif"):
+        capsys.readouterr()
+        assert main(["scan", "--output-format", fmt, target]) == 4
+        out = capsys.readouterr().out
+        assert "path_escape" in out or "GRIT108" in out, fmt
+
+
+def test_concise_lines_stay_short_over_every_fixture(capsys):
+    for tree in (PROD, FIX / "broken", FIX / "conventions", FIX / "sample"):
+        for fmt in ("concise", "grouped"):
+            capsys.readouterr()
+            main(["scan", "--output-format", fmt, str(tree)])
+            out = capsys.readouterr().out
+            long = [x for x in out.splitlines() if len(x) >= 300]
+            assert not long, (tree, fmt, long[:1])
+
+
+def test_layout_expressions_only_in_full_and_json():
+    from grit_scan.codec.placement import placement_name
+    from grit_scan.parsers.ggml_types import GGML_Q4K_DATA
+    from grit_scan.report.text import concise_message
+
+    word = 0x8000000000000000 | 1
+    name = placement_name(word, {word: GGML_Q4K_DATA})
+    assert name == f"EXPR {GGML_Q4K_DATA}" and len(GGML_Q4K_DATA) > 200
+    msg = (f"blk.0.attn_q.weight: 10 bytes on disk; the descriptor in its placements "
+           f"(data={name}, scale=ROW_MAJOR) requires 12")
+    short = concise_message(msg, 250)
+    assert GGML_Q4K_DATA not in short and "EXPR Compose(Perm(" in short
+    assert short.endswith("scale=ROW_MAJOR) requires 12")

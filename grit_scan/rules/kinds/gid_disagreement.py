@@ -25,7 +25,7 @@ from ..support import Kin, checkpoint_key, formats, model_scheme, models, per_te
 # this module for its RULE (start-up, issue 15); the explain codec only when
 # two descriptions are.
 if TYPE_CHECKING:
-    from ...codec.explain import Operand
+    from ...codec.explain import Explanation, Operand
     from ...codec.grade import Grade
 
 RULE = Rule(
@@ -53,8 +53,8 @@ the former ([spec-notes.md](spec-notes.md#models-not-files-issue-12)).
 
 Example (`fixtures/broken/tool-disagreement`):
 
-    1 operand(s) described differently: .../hf/model.safetensors disagrees with .../gguf/model.gguf
-    (e.g. blk.0.attn_q.weight): differ in 2 fields: k0 (64 vs 32), grade_id (...)
+    1 operand(s) described differently from .../gguf/model.gguf (e.g. blk.0.attn_q.weight):
+    differ in k0 (64 vs 32); both e2m1/e8m0 groups (the same tensors)
 
 Fix: `grit explain FILE::TENSOR FILE::TENSOR` shows which tool wrote what
 ([triage.md](triage.md)). A verdict of "decode-equivalent through a
@@ -120,7 +120,9 @@ def _why(key: tuple[str, ...]) -> str:
 def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
     out: list[Finding] = []
     for key, members in sorted(comparison_classes(arts).items()):
-        out.extend(_disagreements(members, _why(key), key[-1]))
+        out.extend(_disagreements(members, _why(key), key[-1],
+                                  f"revisions of {key[1]}" if key[0] == "repo"
+                                  else "the same tensors"))
     return out
 
 
@@ -131,7 +133,8 @@ def _compared(kin: Kin) -> tuple[bytes, str] | None:
     return (g, fmts) if g is not None and fmts is not None else None
 
 
-def _disagreements(arts: Sequence[Artifact], why: str, sch: str) -> list[Finding]:
+def _disagreements(arts: Sequence[Artifact], why: str, sch: str, short: str
+                   ) -> list[Finding]:
     if len({checkpoint_key(a) for a in arts}) < 2:
         # one model: a role it repeats is an index matter (below), so there is
         # nothing to compare and no tensor need be visited (issue 15)
@@ -174,11 +177,13 @@ def _disagreements(arts: Sequence[Artifact], why: str, sch: str) -> list[Finding
         roles = [r for r, *_ in items]
 
         def names(paths: tuple[str, ...]) -> str:
-            return ", ".join(paths[:2]) + (f" and {len(paths) - 2} more" if len(paths) > 2
-                                           else "")
+            return paths[0] + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
 
-        msg = (f"{len(roles)} operand(s) described differently: {names(side_b)} disagrees "
-               f"with {names(side_a)} (e.g. {role}): {ex.verdict}; compared as {why}")
+        # the finding is on the first of side_b: the message names the other
+        # side, what differs, and why the two were compared (their scheme)
+        also = f" (as in {names(side_b[1:])})" if len(side_b) > 1 else ""
+        msg = (f"{len(roles)} operand(s) described differently from {names(side_a)}{also} "
+               f"(e.g. {role}): {_verdict(ex)}; both {sch} ({short})")
         out.append(RULE.finding(
             a2.path, msg, q2.name,
             {"roles": roles[:50], "count": len(roles), "paths": list(side_b),
@@ -189,6 +194,23 @@ def _disagreements(arts: Sequence[Artifact], why: str, sch: str) -> list[Finding
              "suggested_fix": shlex.join(["grit", "explain", f"{a1.path}::{q1.name}",
                                           f"{a2.path}::{q2.name}"])}))
     return out
+
+
+_DERIVED = ("grade_id", "grade", "decode_projection", "gid")  # follow from the fields
+_VERDICT_FIELDS = 3  # differing fields a message names; the explain diff has all
+
+
+def _verdict(ex: Explanation) -> str:
+    """The explain verdict, short: the differing fields that are not
+    derived from others (grade_id, gid, ... follow from k0), with values."""
+    if ex.decode_equivalent or ex.identical:
+        return ex.verdict
+    rows = {r["field"]: r for r in ex.to_json()["fields"] if not r["same"]}
+    own = [d for d in ex.differences if d not in _DERIVED] or list(ex.differences)
+    parts = [f"{d} ({rows[d]['a']} vs {rows[d]['b']})" if d in rows else d
+             for d in own[:_VERDICT_FIELDS]]
+    more = f" and {len(own) - _VERDICT_FIELDS} more" if len(own) > _VERDICT_FIELDS else ""
+    return "differ in " + ", ".join(parts) + more
 
 
 def _cause(diffs: tuple[str, ...], decode_eq: bool) -> str:
