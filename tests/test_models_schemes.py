@@ -281,3 +281,80 @@ def test_layout_expressions_only_in_full_and_json():
     short = concise_message(msg, 250)
     assert GGML_Q4K_DATA not in short and "EXPR Compose(Perm(" in short
     assert short.endswith("scale=ROW_MAJOR) requires 12")
+
+
+# --- 4. one notion of a model for every command ------------------------------
+
+SPLIT = "model.layers.0.self_attn.v_proj"  # MANIFEST: its weight and scale in two shards
+
+
+def _same(ours, ref):
+    import numpy as np
+
+    ref = ref.astype(np.float32)
+    return bool(np.all((ours.view(np.uint32) == ref.view(np.uint32)) | ((ours == 0) & (ref == 0))
+                       | (np.isnan(ours) & np.isnan(ref))))
+
+
+def test_dir_index_and_shard_operands_follow_planes_into_other_shards(capsys):
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    rel = PROD / "ct" / "fp8-dynamic-sharded"
+    manifest = json.loads((PROD / "MANIFEST.json").read_text())
+    (entry,) = [e for e in manifest["entries"] if e["path"] == "ct/fp8-dynamic-sharded"]
+    assert SPLIT in entry["modules_split_across_shards"]
+    wm = json.loads((rel / "model.safetensors.index.json").read_text())["weight_map"]
+    assert wm[SPLIT + ".weight"] != wm[SPLIT + ".weight_scale"]
+    ref = load_file(str(PROD / "ct" / "fp8-dynamic-sharded.dequant.safetensors"))[
+        SPLIT + ".weight"]
+    name = SPLIT + ".weight"
+    for model in (rel, rel / "model.safetensors.index.json", rel / wm[name],
+                  rel / wm[SPLIT + ".weight_scale"]):
+        capsys.readouterr()
+        assert main(["decode", "--json", f"{model}::{name}"]) == 0, model
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["shape"] == list(ref.shape)
+        vals = np.array([[np.nan if x is None else x for x in row] for row in doc["values"]],
+                        dtype=np.float32)
+        assert _same(vals, ref), model
+        bits = np.array([int(b, 16) for b in doc["decoded_f32_bits"]], dtype=np.uint32)
+        assert _same(bits.view(np.float32).reshape(ref.shape), ref)
+        assert doc["grade"].startswith("grit1(e=e4m3,k0=") and doc["gid_base32"]
+    # explain takes the same operands
+    capsys.readouterr()
+    assert main(["explain", f"{rel}::{name}", f"{rel / 'model.safetensors.index.json'}::{name}"
+                 ]) == 0  # identical
+
+
+def test_a_refusal_gives_the_reason_scan_gives(capsys):
+    rel = PROD / "ct" / "nvfp4a16-sharded"
+    wm = json.loads((rel / "model.safetensors.index.json").read_text())["weight_map"]
+    name = "model.layers.0.self_attn.q_proj.weight"
+    r = grit_scan.scan([str(rel)], jobs=1)
+    (nr,) = [f for f in r.findings if f.kind.value == "not_representable"]
+    assert "DIVISOR" in nr.message
+    # the shard holding its packed values (the operand), and the
+    # shard holding its scales, the directory and the index
+    shards = {wm[name.replace(".weight", ".weight_packed")],
+              wm[name.replace(".weight", ".weight_global_scale")]}
+    for model in (*(rel / s for s in sorted(shards)), rel, rel / "model.safetensors.index.json"):
+        capsys.readouterr()
+        assert main(["decode", "--json", f"{model}::{name}"]) == 4
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["exit_code"] == 4 and doc["reason"] in nr.message
+        assert "DIVISOR" in doc["reason"] and "pack-quantized" not in doc["reason"]
+        # without --json: one line on stderr, the same exit code
+        assert main(["decode", f"{model}::{name}"]) == 4
+        assert "DIVISOR" in capsys.readouterr().err
+
+
+# --- 5. pipeline-grade codec commands ----------------------------------------
+
+def test_decode_json_errors_are_json_on_stdout(tmp_path, capsys):
+    for spec in (f"{tmp_path}/none.safetensors::x",
+                 f"{PROD / 'ct' / 'mxfp8' / 'model.safetensors'}::no.such.tensor"):
+        capsys.readouterr()
+        assert main(["decode", "--json", spec]) == 4
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["tensor"] == spec and doc["error"] and doc["exit_code"] == 4

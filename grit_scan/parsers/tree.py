@@ -395,6 +395,19 @@ def unlisted(manifest: str, resolved: Mapping[str, str]) -> list[str]:
                   for real, disp, _ in d.files if real not in want)
 
 
+def collect_beside(path: str) -> ScanInput:
+    """The directory holding ``path`` read on its own (not its
+    subdirectories), as a scan of it would read it: the model a shard or a
+    split part belongs to, with its index and configs (a tensor whose
+    scales are in another shard is then one tensor)."""
+    scan = ScanInput(roots=[path])
+    parent = os.path.dirname(path) or "."
+    w = Walker(parent, scan.skipped, parent, max_depth=0)
+    w.walk(w.root, "")
+    _read_dir(w.dirs.get("", _Dir("")), scan, parent, None, w.inside)
+    return scan
+
+
 def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable[[], None]:
     done = [0]
 
