@@ -94,10 +94,74 @@ def scan(
     messages = []
     if not compiled_backend():
         messages.append(SLOW_PATH)
+    findings = on_models(findings, data.artifacts)
     report = replace(from_scan(data, _per_path(findings, cfg), messages), fail_on=gate)
     if debug:
         report.tracebacks.extend(data.tracebacks + runner.tracebacks)
     return report
+
+
+_NUMBER = r"\d[\d,]*"
+_EXAMPLE = r" \(e\.g\. [^()]*\)"
+_LISTED = 50  # tensor names a merged finding's detail keeps
+
+
+def on_models(findings: list[Finding], artifacts: Sequence[Artifact]) -> list[Finding]:
+    """A warning or info finding that every shard of a model repeats (the
+    same kind and message but for its counts and example) becomes one
+    finding on the model: its path is the model (its index, or its first
+    shard), its count the sum, and ``detail.files`` the shards that said
+    it.  A finding whose message differs in anything but its first number
+    stays on its file."""
+    import re
+
+    model_of: dict[str, str] = {}
+    files_of: dict[str, int] = {}
+    for a in artifacts:
+        if a.model is not None and a.format.is_checkpoint_file:
+            model_of[a.path] = a.model
+            files_of[a.model] = files_of.get(a.model, 0) + 1
+    known = {a.path for a in artifacts}
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for i, f in enumerate(findings):
+        model = model_of.get(f.path)
+        if model is None or files_of[model] < 2 or f.severity in (Severity.STRUCTURAL,
+                                                                   Severity.DISAGREEMENT):
+            continue
+        text = re.sub(_EXAMPLE, "", f.message)
+        groups.setdefault((model, f.kind.value, re.sub(_NUMBER, "#", text)), []).append(i)
+    merged: dict[int, Finding | None] = {}
+    for (model, _kind, _shape), idx in groups.items():
+        if len({findings[i].path for i in idx}) < 2:
+            continue
+        texts = [re.sub(_EXAMPLE, "", findings[i].message) for i in idx]
+        numbers = [re.findall(_NUMBER, t) for t in texts]
+        if any(n[1:] != numbers[0][1:] for n in numbers):
+            continue  # they differ in more than their count
+        first = findings[idx[0]]
+        msg = first.message
+        if numbers[0]:
+            total = sum(int(n[0].replace(",", "")) for n in numbers)
+            msg = re.sub(_NUMBER, str(total), msg, count=1)
+        paths = sorted({findings[i].path for i in idx})
+        msg += f" (in {len(paths)} shards of the model)"
+        tensors = [t for i in idx for t in (findings[i].detail.get("tensors")
+                                            or [findings[i].tensor] if findings[i].tensor
+                                            else [])]
+        detail = {**first.detail, "files": paths}
+        if "count" in first.detail:
+            detail["count"] = sum(int(findings[i].detail.get("count", 0)) for i in idx)
+        if tensors:
+            detail["tensors"] = tensors[:_LISTED]
+        # the model's own file (its index), else its first shard (a GGUF split)
+        where = model if model in known else paths[0]
+        merged[idx[0]] = replace(first, path=where, tensor=None, message=msg, detail=detail)
+        for i in idx[1:]:
+            merged[i] = None
+    if not merged:
+        return findings
+    return [m for i, f in enumerate(findings)
+            for m in ([merged[i]] if i in merged else [f]) if m is not None]
 
 
 class NoSuchPath(GritValueError):
@@ -161,39 +225,96 @@ def split_spec(spec: str) -> tuple[str, str] | None:
     return (path, name) if path and name else None
 
 
-def load_tensor(spec: str) -> tuple[Artifact, QTensor]:
-    """The quantised tensor FILE::TENSOR names (its logical name, role, or
-    one of its stored plane tensors).  Raises GritValueError saying why not."""
+_SPLIT_PART = r"-\d{5}-of-\d{5}\.gguf$"
+
+
+def load_tensor(spec: str, remote: RemoteOptions | None = None) -> tuple[Artifact, QTensor]:
+    """The quantised tensor ``MODEL::TENSOR`` names (its logical name, role,
+    or one of its stored plane tensors).  MODEL is what ``scan`` reads as a
+    model: a safetensors or GGUF file (read with the shards, split parts,
+    index and configs beside it, so a tensor whose scales are in another
+    shard is whole and refused for the reason a scan gives), a directory,
+    a shard index (``model.safetensors.index.json``) or a URL
+    (``hf://ORG/REPO``).  Raises GritValueError saying why not."""
     parts = split_spec(spec)
     if parts is None:
-        raise GritValueError(f"{spec!r} is not FILE::TENSOR")
+        raise GritValueError(f"{spec!r} is not MODEL::TENSOR")
     path, name = parts
-    if not os.path.isfile(path):
-        raise GritValueError(f"{path}: no such file")
-    # the file the user named, followed once (readers open without following)
-    real = os.path.realpath(path)
-    fmt = tree.classify(os.path.basename(path), real)
-    if fmt is None or not fmt.is_checkpoint_file:
-        raise GritValueError(f"{path}: neither safetensors nor GGUF")
-    art = readers.read_path(real, ReadContext(path, real), fmt=fmt)
-    if not art.parsed:
-        raise GritValueError(f"{path}: " + "; ".join(i.message for i in art.issues[:1]))
-    qs = art.quantized
-    # by the columns' names and roles: a GGUF's 100,000 tensors are made
-    # only when asked for (artifact.QList)
-    at = next((i for i, (n, r) in enumerate(zip(qs.names(), qs.roles()))
-               if n == name or r == name), None)
-    if at is not None:
-        return art, qs[at]
-    for q in qs:  # a plane or payload tensor of a logical tensor
-        refs = q.refs()
-        if any(r is not None and r.tensor == name for r in refs):
-            return art, q
-    known = ", ".join(q.name for q in art.quantized[:8])
+    arts, prefer = _model_of(path, remote)
+    found = _find(arts, name, prefer)
+    if found is not None:
+        return found
+    qs = [q for a in arts for q in a.quantized.names()[:8]][:8]
+    n = sum(len(a.quantized) for a in arts)
+    known = ", ".join(qs)
     raise GritValueError(
         f"{path} has no quantised tensor {name!r}"
-        + (f" (quantised tensors: {known}{', ...' if len(art.quantized) > 8 else ''})"
+        + (f" (quantised tensors: {known}{', ...' if n > len(qs) else ''})"
            if known else " (it has no quantised tensors)"))
+
+
+def _model_of(path: str, remote: RemoteOptions | None) -> tuple[list[Artifact], str | None]:
+    """The parsed checkpoint files of the model ``path`` names, and the real
+    path of the file the user named (its tensors are looked in first)."""
+    import re
+
+    if is_url(path):
+        data = tree.collect([path], remote_options=remote)
+        prefer = None
+    elif os.path.isdir(path):
+        data = tree.collect([path])
+        prefer = None
+    elif not os.path.isfile(path):
+        raise GritValueError(f"{path}: no such file or directory")
+    else:
+        # the file the user named, followed once (readers open without following)
+        real = os.path.realpath(path)
+        fmt = tree.classify(os.path.basename(path), real)
+        if fmt is Format.INDEX:
+            data = tree.collect([path])
+        elif fmt is None or not fmt.is_checkpoint_file:
+            raise GritValueError(f"{path}: neither safetensors, GGUF nor a shard index")
+        else:
+            parent = os.path.dirname(path) or "."
+            with os.scandir(parent) as it:
+                sharded = any(e.name.lower().endswith(".index.json") for e in it)
+            if sharded or re.search(_SPLIT_PART, os.path.basename(path)):
+                data = tree.collect_beside(path)
+                if not any(a.abs_path == real for a in data.artifacts):
+                    data.artifacts.append(readers.read_path(real, ReadContext(path, real), fmt))
+            else:
+                art = readers.read_path(real, ReadContext(path, real), fmt=fmt)
+                if not art.parsed:
+                    raise GritValueError(f"{path}: " + "; ".join(
+                        i.message for i in art.issues[:1]))
+                return [art], real
+        prefer = real
+    arts = [a for a in data.artifacts if a.format.is_checkpoint_file and a.parsed]
+    if not arts:
+        why = "; ".join(i.message for a in data.artifacts for i in a.issues[:1])
+        raise GritValueError(f"{path}: no readable safetensors or GGUF file"
+                             + (f" ({why})" if why else ""))
+    return arts, prefer
+
+
+def _find(arts: Sequence[Artifact], name: str, prefer: str | None
+          ) -> tuple[Artifact, QTensor] | None:
+    """The tensor ``name`` (logical name or role, else a plane tensor) in
+    the file the user named first, then in the model's other files."""
+    order = sorted(arts, key=lambda a: a.abs_path != prefer)
+    for a in order:
+        qs = a.quantized
+        # by the columns' names and roles: a GGUF's 100,000 tensors are made
+        # only when asked for (artifact.QList)
+        at = next((i for i, (n, r) in enumerate(zip(qs.names(), qs.roles()))
+                   if n == name or r == name), None)
+        if at is not None:
+            return a, qs[at]
+    for a in order:
+        for q in a.quantized:  # a plane or payload tensor of a logical tensor
+            if any(r is not None and r.tensor == name for r in q.refs()):
+                return a, q
+    return None
 
 
 def quantized_names(path: str) -> list[str]:

@@ -154,8 +154,8 @@ def test_the_sample_still_disagrees_where_it_should():
     # two MXFP4 descriptions of one model with different group sizes are compared
     r = grit_scan.scan([str(ROOT / "fixtures" / "broken" / "tool-disagreement")])
     (f,) = [f for f in r.findings if f.kind == "gid_disagreement"]
-    assert "compared as models holding the same quantisation" in f.message
-    assert f.detail["compared_as"].startswith("models holding the same quantisation (e2m1/e8m0")
+    assert "both e2m1/e8m0 groups (the same tensors)" in f.message
+    assert f.detail["compared_as"].startswith("models holding the same scheme (e2m1/e8m0 groups")
 
 
 def _cache(tmp_path, layout):

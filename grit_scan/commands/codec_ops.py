@@ -79,7 +79,8 @@ def decode_cmd(
         help="JSON map of class-0x8 placement words (hex) to layout expressions."),
     out: Path | None = typer.Option(None, "--out", metavar="FILE",
                                     help="Write little-endian binary32 values here."),
-    as_json: bool = typer.Option(False, "--json", help="Print decoded bits, gid, gid_base32."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON document: shape, grade, gid, values, bits."),
 ) -> None:
     """Decode a GRIT payload to binary32 (§8); checked at level 1 first."""
     if tensor is not None:
@@ -110,8 +111,26 @@ def decode_cmd(
     write_decoded(values, d, dims, grades.get(d.grade_id), out, as_json)
 
 
+def decoded_document(values: np.ndarray, dims: list[int], g: Grade | None,
+                     gd: bytes | None, tensor: str | None = None) -> dict[str, object]:
+    """``grit decode --json``: one document with the shape, the grade, the
+    gid, the values as nested arrays in the tensor's shape (a NaN or an
+    infinity is null there) and every value's binary32 bit pattern, flat."""
+    v = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
+    finite = np.isfinite(v)
+    shown = v.astype(object)
+    shown[~finite] = None
+    return {"tensor": tensor, "shape": list(dims),
+            "grade": g.canonical if g is not None else None,
+            "grade_name": g.name if g is not None else None,
+            "gid": gd.hex() if gd else None, "gid_base32": b32(gd) if gd else None,
+            "values": shown.reshape(dims).tolist() if dims else shown.tolist(),
+            "decoded_f32_bits": decode_bits(values)}
+
+
 def write_decoded(values: np.ndarray, d: desc_mod.Descriptor, dims: list[int],
-                  g: Grade | None, out: Path | None, as_json: bool) -> None:
+                  g: Grade | None, out: Path | None, as_json: bool,
+                  tensor: str | None = None) -> None:
     gd = gid(g, d, dims) if g is not None else None
     if out is not None:
         try:
@@ -119,8 +138,7 @@ def write_decoded(values: np.ndarray, d: desc_mod.Descriptor, dims: list[int],
         except OSError as exc:
             raise UsageError(f"--out: {exc.strerror or exc}: {out}") from None
     if as_json:
-        emit_json({"decoded_f32_bits": decode_bits(values),
-                   "gid": gd.hex() if gd else None, "gid_base32": b32(gd) if gd else None})
+        sys.stdout.write(json.dumps(decoded_document(values, dims, g, gd, tensor)) + "\n")
     elif out is None:
         flat = np.ascontiguousarray(values).reshape(-1)
         shown = ", ".join(f"{x:g}" for x in flat[:16])

@@ -240,7 +240,8 @@ def _scan_and_emit(targets: list[str], fmt: OutputFormat, exit_policy: ExitPolic
     empty = nothing_found(report)
     if empty is not None:
         error_line(empty)
-        if fmt not in (OutputFormat.JSON, OutputFormat.SARIF):
+        # what was found on the way (a link out of the root) is still shown
+        if fmt not in (OutputFormat.JSON, OutputFormat.SARIF) and not report.findings:
             return report.exit_code(exit_policy)
     emit(report, fmt, RenderOptions(policy=exit_policy, statistics=statistics), output_file)
     return report.exit_code(exit_policy)

@@ -120,6 +120,15 @@ class Walker:
         blobs = snapshot_blobs(self.root)
         self.also_inside = (blobs,) if blobs else ()
 
+    def revision(self, real_dir: str) -> str | None:
+        """The snapshot directory of a cache repository that ``real_dir`` is
+        or lies in (``.../models--o--n/snapshots/<rev>``), else None."""
+        parts = real_dir.split(os.sep)
+        for i in range(len(parts) - 2, 0, -1):
+            if parts[i] == "snapshots" and parts[i - 1].startswith(HF_REPO_PREFIXES):
+                return os.sep.join(parts[:i + 2])
+        return None
+
     def inside(self, real: str) -> bool:
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep)
                    for r in (self.root, *self.also_inside))
@@ -170,6 +179,7 @@ class Walker:
             return []
         names = {e.name for e in entries}
         cache_repo = hf_repo(real_dir, names)
+        revision = self.revision(real_dir)
         d = self.dirs.setdefault(rel, _Dir(rel))
         subdirs: list[tuple[str, str, int]] = []
         for e in entries:
@@ -216,9 +226,13 @@ class Walker:
             # an index in this directory may name the file, even when the same
             # blob was already read through another revision's link
             d.names[e.name] = target
-            if target in self.visited:
-                continue  # the same blob through two links: read once
-            self.visited.add(target)
+            # the same blob through two links is read once, except by two
+            # revisions of a cache repository: each is a model of its own,
+            # judged against its own configs even when its weights are shared
+            seen = target if revision is None else f"{revision}\0{target}"
+            if seen in self.visited:
+                continue
+            self.visited.add(seen)
             self._classify(d, e.name, target, erel)
         return subdirs
 
@@ -380,6 +394,19 @@ def unlisted(manifest: str, resolved: Mapping[str, str]) -> list[str]:
     w.walk(w.root, "")
     return sorted(disp.replace(os.sep, "/") for d in w.dirs.values()
                   for real, disp, _ in d.files if real not in want)
+
+
+def collect_beside(path: str) -> ScanInput:
+    """The directory holding ``path`` read on its own (not its
+    subdirectories), as a scan of it would read it: the model a shard or a
+    split part belongs to, with its index and configs (a tensor whose
+    scales are in another shard is then one tensor)."""
+    scan = ScanInput(roots=[path])
+    parent = os.path.dirname(path) or "."
+    w = Walker(parent, scan.skipped, parent, max_depth=0)
+    w.walk(w.root, "")
+    _read_dir(w.dirs.get("", _Dir("")), scan, parent, None, w.inside)
+    return scan
 
 
 def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable[[], None]:

@@ -68,16 +68,30 @@ def files_total(report: Report) -> int:
 
 
 def summary_line(report: Report) -> str:
-    """``Found 7 findings: 1 structural, 3 disagreements, 3 warnings in 3 of 5 files``."""
-    total = files_total(report)
+    """``Found 7 findings: 1 structural, 3 disagreements, 3 warnings in 3 of 5 files``
+    (findings on folders, models or paths that were not read are counted
+    apart: ``... in 4 of 4 files and on 1 other path``)."""
+    from .json_format import listed
+
+    files = {a.path for a in listed(report)}
+    total = len(files)
     fs = report.findings
     if not fs:
+        if not total:
+            return "No checkpoint found: no file was read"
         return f"No findings in {_plural(total, 'file', 'files')}"
     counts = Counter(f.severity for f in fs)
     parts = [_plural(counts[s], *_NOUN[s]) for s in Severity if counts[s]]
-    with_findings = len({f.path for f in fs})
-    return (f"Found {_plural(len(fs), 'finding', 'findings')}: {', '.join(parts)} "
-            f"in {with_findings} of {_plural(max(total, with_findings), 'file', 'files')}")
+    # files are counted as files: a finding on a folder or a model (the
+    # quantizations listing) or on a path that was not read is told apart
+    paths = {f.path for f in fs}
+    on_files = len(paths & files)
+    others = len(paths - files)
+    where = (f" in {on_files} of {_plural(total, 'file', 'files')}" if total
+             else "; no file was read")
+    if others and total:
+        where += f" and on {_plural(others, 'other path', 'other paths')}"
+    return f"Found {_plural(len(fs), 'finding', 'findings')}: {', '.join(parts)}{where}"
 
 
 def next_step(report: Report) -> str | None:

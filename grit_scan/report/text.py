@@ -68,12 +68,68 @@ def location(f: Finding) -> str:
     return esc(f.path) + (f"::{esc(f.tensor)}" if f.tensor else "")
 
 
+LINE_MAX = 299  # characters of a concise line (a long path alone may exceed it)
+EXPR_SHOWN = 24  # characters of a layout expression a concise line keeps
+MESSAGE_MIN = 80  # characters of a message kept whatever the path's length
+_CUT = "… (--output-format full)"
+
+
+def _short_exprs(text: str) -> str:
+    """Each ``EXPR <expression>`` shortened to its first characters: the
+    whole expression (hundreds of characters for a ggml block) is in
+    ``--output-format full`` and JSON."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        at = text.find("EXPR ", pos)
+        if at < 0:
+            break
+        start = at + 5
+        depth, end = 0, start
+        while end < len(text):
+            c = text[end]
+            if c == "(" or c == "[":
+                depth += 1
+            elif c == ")" or c == "]":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c in " ,;" and depth == 0:
+                break
+            end += 1
+        out.append(text[pos:start])
+        expr = text[start:end]
+        out.append(expr if len(expr) <= EXPR_SHOWN + 1 else expr[:EXPR_SHOWN] + "…")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def concise_message(message: str, room: int) -> str:
+    """A message for one concise line: layout expressions shortened, and
+    cut at a clause (``. ``, ``; ``, ``: ``) or a space so that it fits
+    ``room`` characters, saying where the whole text is."""
+    text = _short_exprs(message)
+    room = max(room, MESSAGE_MIN)
+    if len(text) <= room:
+        return text
+    keep = room - len(_CUT)
+    head = text[:keep]
+    cut = max(head.rfind(". "), head.rfind("; "), head.rfind(": "))
+    if cut < keep // 2:
+        cut = head.rfind(" ")
+    if cut < keep // 2:
+        cut = keep
+    return head[:cut].rstrip(" .;:,") + _CUT
+
+
 def _line(f: Finding) -> Text:
     t = Text(location(f), style="bold")
     t.append(": ")
     t.append(f.code, style=STYLE[f.severity])
     t.append(f" {f.kind.value} ")
-    t.append(esc(f.message))
+    room = LINE_MAX - len(t.plain)
+    t.append(esc(concise_message(f.message, room)))
     return t
 
 
@@ -156,10 +212,17 @@ def render_grouped(report: Report, console: Console) -> None:
         paths = sorted({x.path for x in items})
         t = Text(f.code, style=STYLE[f.severity])
         t.append(f" {f.kind.value} x{len(items)} in {len(paths)} file(s): ")
-        t.append(esc(f.message))
-        shown = ", ".join(esc(p) for p in paths[:GROUP_PATHS])
-        more = f" and {len(paths) - GROUP_PATHS} more" if len(paths) > GROUP_PATHS else ""
-        t.append(f" [{shown}{more}]", style="dim")
+        # as many of the first paths as leave the message its room
+        n = min(len(paths), GROUP_PATHS)
+        while True:
+            shown = ", ".join(esc(p) for p in paths[:n])
+            more = f" and {len(paths) - n} more" if len(paths) > n else ""
+            tail = f" [{shown}{more}]"
+            if n == 1 or len(t.plain) + len(tail) + MESSAGE_MIN <= LINE_MAX:
+                break
+            n -= 1
+        t.append(esc(concise_message(f.message, LINE_MAX - len(t.plain) - len(tail))))
+        t.append(tail, style="dim")
         console.print(t)
     _notes(report, console, list_skipped=False)
 
@@ -207,7 +270,9 @@ def render_full(report: Report, console: Console, width: int | None = None) -> N
             head.append(f"{f.code} {f.kind.value}", style=STYLE[sev])
             head.append(f"  {location(f)}")
             console.print(head)
-            console.print(Text(f"    {esc(f.message)}"))
+            # a message shortened for concise lines keeps its whole text here
+            full = f.detail.get("full_message")
+            console.print(Text(f"    {esc(full if isinstance(full, str) else f.message)}"))
             cause = f.detail.get("likeliest_cause")
             if cause and "Likeliest cause" not in f.message:
                 console.print(Text(f"    Likeliest cause: {esc(str(cause))}", style="italic"))

@@ -296,6 +296,68 @@ def quant_family(members: Sequence[Artifact]) -> str | None:
     return "/".join(parts)
 
 
+def group_shape(q: QTensor) -> str:
+    """How a tensor's scales are laid over it: ``per-tensor`` (one scale),
+    ``per-channel`` (one per row), ``2-D blocks`` (a producer's tile
+    convention) or ``groups`` (runs of k0 along one axis; the run length is
+    compared, not part of the shape)."""
+    conv = q.convention or ""
+    planes = q.planes
+    scale = planes[1] if planes is not None and len(planes) > 1 else None
+    if conv.endswith("per-tensor") or (per_channel(q) and scale is not None
+                                        and scale.broadcast > 1):
+        return "per-tensor"
+    if conv.endswith("-block"):
+        return "2-D blocks"
+    if per_channel(q):
+        return "per-channel"
+    return "groups"
+
+
+def formats(q: QTensor) -> str | None:
+    """A described tensor's element and scale formats, zero point and
+    sparsity (``s8/bfloat16 zp:s8``, ``e2m1/e8m0 2:4 sparse``); None without
+    a descriptor or for a refused one."""
+    d = q.desc
+    if d is None or q.reason is not None:
+        return None
+    from ..codec.fmt import name as fmt_name  # here: a described tensor (start-up, issue 15)
+
+    parts = [fmt_name(d.elem), fmt_name(d.scale0)]
+    if d.n_levels > 1:
+        parts.append(fmt_name(d.scale1))
+    out = "/".join(parts)
+    if d.zp_fmt:
+        out += " zp:" + fmt_name(d.zp_fmt)
+    if d.sp_n:
+        out += f" {d.sp_n}:{d.sp_m} sparse"
+    return out
+
+
+def model_scheme(members: Sequence[Artifact]) -> str | None:
+    """The quantisation scheme of a model: the formats most of its described
+    tensors hold (``formats``; counted once per kin, weighted by its
+    tensors, ties to the first met) and its group shape, e.g. ``e4m3/bfloat16
+    per-channel`` or ``s8/bfloat16 groups``.  Models compare their tensors
+    only under one scheme; other schemes are other quantisations (the
+    quantizations kind lists them).  A model is per-channel only when every
+    described tensor has one scale per row: groups whose run happens to be a
+    short row's length are still groups."""
+    fmts: Counter[str] = Counter()
+    shapes: Counter[str] = Counter()
+    for a in members:
+        for kin in kins(a):
+            f = formats(kin.rep)
+            if f is not None:
+                fmts[f] += len(kin.idx)
+                shapes[group_shape(kin.rep)] += len(kin.idx)
+    if not fmts:
+        return None
+    if "per-channel" in shapes and "groups" in shapes:
+        shapes["groups"] += shapes.pop("per-channel")
+    return f"{fmts.most_common(1)[0][0]} {shapes.most_common(1)[0][0]}"
+
+
 def quant_label(members: Sequence[Artifact]) -> str:
     """How a model's quantisation is known to people: the GGUF recipe, the
     declared method or format, or its family."""

@@ -19,13 +19,13 @@ from ...artifact import Artifact, Format, QTensor, Recorded, ScanInput, Source
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import Kin, checkpoint_key, models, per_tensor, quant_family
+from ..support import Kin, checkpoint_key, formats, model_scheme, models, per_tensor
 
 # The codec loads where a described tensor is compared: every scan imports
 # this module for its RULE (start-up, issue 15); the explain codec only when
 # two descriptions are.
 if TYPE_CHECKING:
-    from ...codec.explain import Operand
+    from ...codec.explain import Explanation, Operand
     from ...codec.grade import Grade
 
 RULE = Rule(
@@ -40,17 +40,21 @@ gids, or a tensor's gid changed since a grit-manifest.json recorded it. The
 finding carries the field-by-field explain diff.
 
 Only models that ought to agree are compared, and the finding says why
-(`compared_as`): revisions of one Hugging Face repository holding the same
-kind of quantisation, or, outside a cache, models holding the same kind of
-quantisation (the same element and scale formats, whatever the group size).
-Different quantisations of one model (a `-GGUF` repository's Q4_K_M and
-Q8_0) and unrelated repositories are never compared; the `quantizations`
-kind lists the former ([spec-notes.md](spec-notes.md#models-not-files-issue-12)).
+(`compared_as`) and names the scheme both hold (`scheme`): revisions of one
+Hugging Face repository holding the same scheme, or, outside a cache,
+models holding the same scheme. A scheme is the element and scale formats,
+the group shape (per-tensor, per-channel, groups along one axis, a
+producer's 2-D blocks), the zero point and the sparsity; the group size
+within a shape is what may disagree (an HF MXFP4 export and its GGUF
+conversion). Models of different schemes (per-channel beside 128x128 block
+FP8, W8A8 beside W4AFP8, a `-GGUF` repository's Q4_K_M and Q8_0) and
+unrelated repositories are never compared; the `quantizations` kind lists
+the former ([spec-notes.md](spec-notes.md#models-not-files-issue-12)).
 
 Example (`fixtures/broken/tool-disagreement`):
 
-    1 operand(s) described differently: .../hf/model.safetensors disagrees with .../gguf/model.gguf
-    (e.g. blk.0.attn_q.weight): differ in 2 fields: k0 (64 vs 32), grade_id (...)
+    1 operand(s) described differently from .../gguf/model.gguf (e.g. blk.0.attn_q.weight):
+    differ in k0 (64 vs 32); both e2m1/e8m0 groups (the same tensors)
 
 Fix: `grit explain FILE::TENSOR FILE::TENSOR` shows which tool wrote what
 ([triage.md](triage.md)). A verdict of "decode-equivalent through a
@@ -84,57 +88,70 @@ Member = tuple[Artifact, QTensor]
 
 
 def comparison_classes(arts: Sequence[Artifact]) -> dict[tuple[str, ...], list[Artifact]]:
-    """Which files ought to agree, and why (issue 12, docs/findings.md):
+    """Which files ought to agree, and why (docs/findings.md): models that
+    hold the same quantisation scheme (``support.scheme``: element and scale
+    formats, group shape, zero point, sparsity), and
 
-    * in a Hugging Face cache, the revisions of one repository that hold the
-      same kind of quantisation (never two unrelated repositories);
-    * elsewhere, models that hold the same kind of quantisation (the same
-      quant_family: an HF export and its GGUF conversion, two tools' MXFP4).
+    * in a Hugging Face cache, only revisions of one repository (never two
+      unrelated repositories);
+    * elsewhere, models of the same tensors (an HF export and its GGUF
+      conversion, two tools' MXFP4).
 
-    Different quantisations of one model (a -GGUF repository's Q4_K_M beside
-    its Q8_0) are never compared; the quantizations kind lists them."""
+    Models holding different schemes (per-channel beside 128x128 block FP8,
+    W8A8 beside W4AFP8, a -GGUF repository's Q4_K_M beside its Q8_0) are
+    never compared; the quantizations kind lists them."""
     out: dict[tuple[str, ...], list[Artifact]] = defaultdict(list)
     for members in models(arts).values():
-        fam = quant_family(members)
-        if fam is None:
+        sch = model_scheme(members)
+        if sch is None:
             continue
         repo = members[0].repo
-        key = ("repo", repo, fam) if repo else ("family", fam)
+        key = ("repo", repo, sch) if repo else ("scheme", sch)
         out[key].extend(members)
     return out
 
 
 def _why(key: tuple[str, ...]) -> str:
     if key[0] == "repo":
-        return f"revisions of one repository ({key[1]}) holding the same quantisation ({key[2]})"
-    return f"models holding the same quantisation ({key[1]}) of the same tensors"
+        return f"revisions of one repository ({key[1]}) holding the same scheme ({key[2]})"
+    return f"models holding the same scheme ({key[1]}) of the same tensors"
 
 
 def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
     out: list[Finding] = []
     for key, members in sorted(comparison_classes(arts).items()):
-        out.extend(_disagreements(members, _why(key)))
+        out.extend(_disagreements(members, _why(key), key[-1],
+                                  f"revisions of {key[1]}" if key[0] == "repo"
+                                  else "the same tensors"))
     return out
 
 
-def _compared_gid(kin: Kin) -> bytes | None:
-    return _gid(kin.rep) if kin.rep.source != Source.MANIFEST else None
+def _compared(kin: Kin) -> tuple[bytes, str] | None:
+    if kin.rep.source == Source.MANIFEST:
+        return None
+    g, fmts = _gid(kin.rep), formats(kin.rep)
+    return (g, fmts) if g is not None and fmts is not None else None
 
 
-def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
+def _disagreements(arts: Sequence[Artifact], why: str, sch: str, short: str
+                   ) -> list[Finding]:
     if len({checkpoint_key(a) for a in arts}) < 2:
         # one model: a role it repeats is an index matter (below), so there is
         # nothing to compare and no tensor need be visited (issue 15)
         return []
-    by_role: dict[str, dict[bytes, list[Member]]] = defaultdict(lambda: defaultdict(list))
+    # a role is compared between tensors of the same formats only: a tensor
+    # of other formats (a recipe's Q6_K output.weight beside Q4_K) is
+    # another quantisation
+    by_role: dict[tuple[str, str], dict[bytes, list[Member]]] = defaultdict(
+        lambda: defaultdict(list))
     for a in arts:
-        # a gid per kin, not per tensor (issue 15); the tensors in their order
-        for q, g in zip(a.quantized, per_tensor(a, _compared_gid)):
+        # a gid and a scheme per kin, not per tensor (issue 15); the tensors in their order
+        for q, g in zip(a.quantized, per_tensor(a, _compared)):
             if g is not None:
-                by_role[q.role][g].append((a, q))
+                by_role[(q.role, g[1])][g[0]].append((a, q))
     patterns: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
                    list[tuple[str, list[Member], list[Member]]]] = defaultdict(list)
-    for role, gids in by_role.items():
+    for (role, _sch), gids in by_role.items():
         if len(gids) < 2:
             continue
         # the most common description first: the odd one out is the news
@@ -160,20 +177,40 @@ def _disagreements(arts: Sequence[Artifact], why: str) -> list[Finding]:
         roles = [r for r, *_ in items]
 
         def names(paths: tuple[str, ...]) -> str:
-            return ", ".join(paths[:2]) + (f" and {len(paths) - 2} more" if len(paths) > 2
-                                           else "")
+            return paths[0] + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
 
-        msg = (f"{len(roles)} operand(s) described differently: {names(side_b)} disagrees "
-               f"with {names(side_a)} (e.g. {role}): {ex.verdict}; compared as {why}")
+        # the finding is on the first of side_b: the message names the other
+        # side, what differs, and why the two were compared (their scheme)
+        also = f" (as in {names(side_b[1:])})" if len(side_b) > 1 else ""
+        msg = (f"{len(roles)} operand(s) described differently from {names(side_a)}{also} "
+               f"(e.g. {role}): {_verdict(ex)}; both {sch} ({short})")
         out.append(RULE.finding(
             a2.path, msg, q2.name,
             {"roles": roles[:50], "count": len(roles), "paths": list(side_b),
              "agreeing_paths": list(side_a), "other_tensor": q1.name, "compared_as": why,
+             "scheme": sch,
              "differences": list(diffs), "explain": ex.to_json(),
              "likeliest_cause": _cause(diffs, ex.decode_equivalent),
              "suggested_fix": shlex.join(["grit", "explain", f"{a1.path}::{q1.name}",
                                           f"{a2.path}::{q2.name}"])}))
     return out
+
+
+_DERIVED = ("grade_id", "grade", "decode_projection", "gid")  # follow from the fields
+_VERDICT_FIELDS = 3  # differing fields a message names; the explain diff has all
+
+
+def _verdict(ex: Explanation) -> str:
+    """The explain verdict, short: the differing fields that are not
+    derived from others (grade_id, gid, ... follow from k0), with values."""
+    if ex.decode_equivalent or ex.identical:
+        return ex.verdict
+    rows = {r["field"]: r for r in ex.to_json()["fields"] if not r["same"]}
+    own = [d for d in ex.differences if d not in _DERIVED] or list(ex.differences)
+    parts = [f"{d} ({rows[d]['a']} vs {rows[d]['b']})" if d in rows else d
+             for d in own[:_VERDICT_FIELDS]]
+    more = f" and {len(own) - _VERDICT_FIELDS} more" if len(own) > _VERDICT_FIELDS else ""
+    return "differ in " + ", ".join(parts) + more
 
 
 def _cause(diffs: tuple[str, ...], decode_eq: bool) -> str:

@@ -40,7 +40,9 @@ equation and the likeliest cause — a different group size (a scale plane half
 or twice its size), a truncated shard, dense/sparse or container confusion.
 Also reported for safetensors headers whose own byte accounting is wrong
 (shape × dtype ≠ bytes, gaps, overlaps, trailing bytes) and for GGUF tensors
-that overlap or run past the end of the file.
+that overlap. A truncated file (tensors running past its end) is one finding
+on the file: the bytes expected and present, and the tensors cut short (a
+count and the first few; `detail.tensors` lists up to 50).
 
 Example (`fixtures/broken/wrong-group-size`):
 
@@ -99,20 +101,51 @@ SIZE_ISSUES = (IssueCode.TRUNCATED, IssueCode.BAD_OFFSETS, IssueCode.BAD_TENSOR,
 
 
 def check_file(art: Artifact) -> list[Finding]:
-    covered: set[str | None] = set()
-    if any(i.code == IssueCode.TRUNCATED for i in art.issues):
-        covered = {p.tensor for q in art.quantized if q.desc is not None
-                   for p in q.refs() if p is not None}
+    cut = {i.tensor for i in art.issues if i.code == IssueCode.TRUNCATED}
+    # a truncated file is one finding, at the level of its cause: the
+    # tensors it cuts short are listed on it, not reported one by one
     out = issue_findings(art, SIZE_MISMATCH, SIZE_ISSUES,
-                         keep=lambda i: not (i.code == IssueCode.TRUNCATED
-                                             and i.tensor in covered))
+                         keep=lambda i: i.code != IssueCode.TRUNCATED)
     suspects = _suspects(art)
+    cut_short: list[QTensor] = []
     if suspects:
         nbytes = nbytes_map(art.tensors)
         qs = art.quantized
         for i in suspects:
-            out.extend(check_tensor(art, qs[i], nbytes))
+            q = qs[i]
+            if cut and any(p is not None and p.file is None and p.tensor in cut
+                           for p in q.refs()):
+                cut_short.append(q)
+                continue
+            out.extend(check_tensor(art, q, nbytes))
+    if cut:
+        out.insert(0, _truncated(art, cut, cut_short))
     return out
+
+
+TRUNCATED_SHOWN = 3  # tensor names a truncated file's message shows
+
+
+def _truncated(art: Artifact, cut: set[str | None], logical: list[QTensor]) -> Finding:
+    """The one finding of a truncated file: its bytes expected (where its
+    last tensor ends) and present, and the tensors it cuts short (quantised
+    tensors by their logical name, then stored tensors no quantised tensor
+    uses), a count and the first few."""
+    ends = [t.offset + t.nbytes for t in art.tensors]
+    expected = max(ends) if ends else None
+    names = list(dict.fromkeys(q.name for q in logical))
+    claimed = {p.tensor for q in logical for p in q.refs() if p is not None}
+    names += sorted(t for t in cut if t is not None and t not in claimed)
+    shown = ", ".join(names[:TRUNCATED_SHOWN]) + (
+        f" and {len(names) - TRUNCATED_SHOWN} more" if len(names) > TRUNCATED_SHOWN else "")
+    have = f"{art.size:,} of {expected:,} bytes" if expected else f"{art.size:,} bytes"
+    cause = "the file is truncated (an interrupted download or copy: a truncated shard)"
+    return SIZE_MISMATCH.finding(
+        art.path, f"the file is truncated: {have} present; {len(names)} tensor(s) run past "
+        f"its end ({shown}). Likeliest cause: {cause}.", None,
+        {"expected": expected, "actual": art.size, "count": len(names),
+         "tensors": names[:50], "likeliest_cause": cause,
+         "suggested_fix": "download or copy the file again"})
 
 
 def _suspects(art: Artifact) -> list[int]:

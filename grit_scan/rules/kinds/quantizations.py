@@ -11,7 +11,7 @@ from ...artifact import Artifact, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import models, quant_label
+from ..support import model_scheme, models, quant_label
 
 RULE = Rule(
     code="GRIT401",
@@ -22,10 +22,15 @@ RULE = Rule(
 **Info.** Two or more models that hold the same tensors (the same roles with
 the same shapes, for at least half of the smaller model) in different kinds
 of quantisation — a `-GGUF` repository's Q4_K_M, Q8_0 and IQ4_XS files, an
-NVFP4 export beside an FP8 one. Different quantisations are expected to
-describe their tensors differently, so gid_disagreement never compares them;
-this lists them instead. In a Hugging Face cache only the files of one
-repository are grouped. Never changes the exit code.
+NVFP4 export beside an FP8 one, per-channel beside 128x128 block FP8.
+Different quantisations are expected to describe their tensors differently,
+so gid_disagreement never compares them; this lists them instead. Two models
+that a producer labels alike but that hold different schemes (element and
+scale formats, group shape, zero point, sparsity) are listed with their
+scheme in brackets. Each model is named by its folder (or its GGUF file);
+a long listing is cut short in the message and whole in `--output-format
+full` and JSON (`full_message`, `listing`). In a Hugging Face cache only the
+files of one repository are grouped. Never changes the exit code.
 
 Example (`fixtures/producers/gguf-quants`):
 
@@ -80,17 +85,51 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     for idx in groups.values():
         if len(idx) < 2:
             continue  # one model is one quantisation: its label need not be looked for
-        labels: dict[str, list[str]] = {}
-        for i in idx:
-            key, members = ms[i]
-            labels.setdefault(quant_label(members), []).append(posixpath.basename(key))
-        if len(labels) < 2:
-            continue
         paths = [ms[i][1][0].path for i in idx]
         where = posixpath.commonpath(paths) if len(paths) > 1 else paths[0]
-        listing = ", ".join(f"{lab} ({', '.join(v)})" for lab, v in sorted(labels.items()))
+        named = [(quant_label(ms[i][1]), model_scheme(ms[i][1]), _name(ms[i][0], where))
+                 for i in idx]
+        # a label two schemes share (compressed-tensors' float-quantized for
+        # per-channel and block FP8) is told apart by its scheme
+        schemes_of: dict[str, set[str | None]] = {}
+        for lab, sch, _ in named:
+            schemes_of.setdefault(lab, set()).add(sch)
+        labels: dict[str, list[str]] = {}
+        for lab, sch, name in named:
+            if len(schemes_of[lab]) > 1 and sch is not None:
+                lab = f"{lab} [{sch}]"
+            labels.setdefault(lab, []).append(name)
+        if len(labels) < 2:
+            continue
+        items = [f"{lab} ({', '.join(v)})" for lab, v in sorted(labels.items())]
+        head = f"{len(labels)} quantisations of one model: "
         out.append(RULE.finding(
-            where, f"{len(labels)} quantisations of one model: {listing}", None,
-            {"quantizations": sorted(labels), "models": sorted(ms[i][0] for i in idx),
+            where, head + _listing(items), None,
+            {"full_message": head + ", ".join(items),"quantizations": sorted(labels), "models": sorted(ms[i][0] for i in idx),
+             "listing": {lab: sorted(v) for lab, v in sorted(labels.items())},
              "repo": ms[idx[0]][1][0].repo}))
     return out
+
+
+_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+_LISTING = 120  # characters of the listing a message carries; the detail has all
+
+
+def _name(key: str, where: str) -> str:
+    """A model as a reader finds it under ``where``: its folder for a
+    safetensors model (``fp8-block``), its file for a GGUF."""
+    rel = posixpath.relpath(key, where) if key != where else posixpath.basename(key)
+    head, tail = posixpath.split(rel)
+    if head and (tail in _WEIGHT_FILES or tail.endswith(".index.json")):
+        return head
+    return rel
+
+
+def _listing(items: list[str]) -> str:
+    text = ""
+    for n, item in enumerate(items):
+        nxt = item if not text else f"{text}, {item}"
+        if len(nxt) > _LISTING and text:
+            return f"{text} and {len(items) - n} more (--output-format full lists them)"
+        text = nxt
+    return text
