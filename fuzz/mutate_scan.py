@@ -7,9 +7,12 @@ their header, GGUF files cut to 4 KiB) plus the hostile-suite builders'
 shapes.  Each input is one seed with 1-4 random mutations (bit flips,
 interesting integers at random offsets, byte runs inserted or deleted,
 splices of two seeds, JSON-aware token swaps in safetensors headers).  It is
-written to a file, scanned with ``grit_scan.scan`` and rendered as JSON and
-SARIF (both serialised) and as text (rich, to a string) for every new report
-shape and every 8th input (``render_all``).  Any exception that
+written to a file, scanned with ``grit_scan.scan`` and rendered as JSON,
+SARIF and github for every input and as text (concise, full, grouped) for
+every new report shape and every 8th input (``render_all``), each through
+the CLI's own dispatch into a real UTF-8 byte stream (``utf8_stream``: strict,
+as a CI runner's stdout, where a lone surrogate in a name is an error that a
+string buffer would accept); the JSON and SARIF text is parsed back.  Any exception that
 escapes is "unhandled": the input is saved under ``--out`` and counted.  The
 last line printed is a JSON summary {"seed", "count", "unhandled", "seconds"}
 that docs/reliability.md records.
@@ -32,10 +35,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 from grit_scan import api  # noqa: E402
-from grit_scan.report.formats import OutputFormat, render  # noqa: E402
-from grit_scan.report.json_format import to_json  # noqa: E402
+from grit_scan.report.formats import OutputFormat, RenderOptions, render  # noqa: E402
 from grit_scan.report.report import Report  # noqa: E402
-from grit_scan.report.sarif import to_sarif  # noqa: E402
 
 INTERESTING = [0, 1, 2, 3, 4, 7, 8, 16, 31, 32, 63, 64, 127, 128, 255, 256, 4096, 65535,
                65536, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63,
@@ -91,14 +92,33 @@ def mutate(rng: random.Random, data: bytes, pool: list[tuple[str, bytes]]) -> by
     return bytes(b)
 
 
+def utf8_stream() -> io.TextIOWrapper:
+    """A text stream over bytes, strict UTF-8: what stdout is on a UTF-8 CI
+    runner (an unencodable character raises, as it would there)."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", newline="\n",
+                            write_through=True)
+
+
+def render_to_bytes(rep: Report, fmt: OutputFormat) -> bytes:
+    """``fmt`` written through a strict UTF-8 stream; the bytes, checked to
+    decode as UTF-8."""
+    stream = utf8_stream()
+    render(rep, fmt, stream, RenderOptions(color=False))
+    stream.flush()
+    raw = stream.buffer.getvalue()  # type: ignore[attr-defined]
+    raw.decode("utf-8")
+    return bytes(raw)
+
+
 def render_all(rep: Report, i: int, shapes: set[tuple[object, ...]]) -> bool:
-    """JSON and SARIF for every input; text (rich costs ~9 ms a report, 90%
-    of the loop) for every report of a shape not seen before (its finding
-    kinds and counts, artifacts and skips) and for every TEXT_EVERY-th input.
-    True when the text renderer ran."""
-    json.dumps(to_json(rep))
-    json.dumps(to_sarif(rep))
-    render(rep, OutputFormat.GITHUB, io.StringIO())
+    """JSON, SARIF and github for every input (the documents parsed back);
+    text (rich costs ~9 ms a report, 90% of the loop) for every report of a
+    shape not seen before (its finding kinds and counts, artifacts and
+    skips) and for every TEXT_EVERY-th input.  True when the text renderer
+    ran."""
+    for fmt in (OutputFormat.JSON, OutputFormat.SARIF):
+        json.loads(render_to_bytes(rep, fmt))
+    render_to_bytes(rep, OutputFormat.GITHUB)
     shape = (tuple(sorted((f.kind.value, f.code) for f in rep.findings)),
              tuple((a.format.value, a.parsed) for a in rep.artifacts), len(rep.skipped))
     if shape in shapes and i % TEXT_EVERY:
@@ -106,7 +126,7 @@ def render_all(rep: Report, i: int, shapes: set[tuple[object, ...]]) -> bool:
     if len(shapes) < 100_000:
         shapes.add(shape)
     for fmt in (OutputFormat.CONCISE, OutputFormat.FULL, OutputFormat.GROUPED):
-        render(rep, fmt, io.StringIO())
+        render_to_bytes(rep, fmt)
     return True
 
 

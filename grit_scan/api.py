@@ -27,7 +27,8 @@ from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
 __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
-           "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "is_url",
+           "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "changed_roots",
+           "is_url",
            "load_settings", "load_tensor", "lookup", "model_roots", "nothing_found",
            "quantized_names", "rules", "scan",
            "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
@@ -217,10 +218,24 @@ def model_roots(files: Sequence[PathLike]) -> list[str]:
     return staged.model_roots([os.fspath(f) for f in files])
 
 
+def changed_roots(files: Sequence[PathLike]) -> tuple[list[str], list[str]]:
+    """``model_roots``, and the changed files refused because their model
+    resolves outside the working directory through a symbolic link."""
+    return staged.changed_roots([os.fspath(f) for f in files])
+
+
 def split_spec(spec: str) -> tuple[str, str] | None:
-    """FILE::TENSOR -> (FILE, TENSOR), or None when ``spec`` is not one."""
+    """FILE::TENSOR -> (FILE, TENSOR), or None when ``spec`` is not one.
+    Tensor names and paths may themselves hold ``::``: the split is at the
+    first ``::`` whose left side is an existing file, else at the last."""
     if "::" not in spec:
         return None
+    at = spec.find("::")
+    while at != -1:
+        path, name = spec[:at], spec[at + 2:]
+        if path and name and os.path.isfile(path):
+            return path, name
+        at = spec.find("::", at + 1)
     path, _, name = spec.rpartition("::")
     return (path, name) if path and name else None
 

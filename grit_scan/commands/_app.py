@@ -99,13 +99,13 @@ def debug_enabled() -> bool:
     return _DEBUG["on"]
 
 
-def error_line(message: str) -> None:
+def error_line(message: str, level: str = "error") -> None:
     """One clear line on stderr (multi-line details are indented below it).
     Control and bidi characters, which may come from a file, are escaped."""
     from ..report.escape import esc
 
     lines = message.split("\n")
-    sys.stderr.write("grit: error: " + "\n".join(esc(x) for x in lines) + "\n")
+    sys.stderr.write(f"grit: {level}: " + "\n".join(esc(x) for x in lines) + "\n")
 
 
 # Command modules, in the order help lists them: scan first.

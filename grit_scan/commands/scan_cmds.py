@@ -21,8 +21,8 @@ from ..api import (
     ReadError,
     RemoteOptions,
     bytes_read,
+    changed_roots,
     load_settings,
-    model_roots,
     nothing_found,
     scan,
     write_manifest,
@@ -191,7 +191,17 @@ def scan_cmd(
         raise UsageError(str(exc)) from None
     exit_policy = ExitPolicy(policy or settings.exit_policy or ExitPolicy.GRADED)
     if changed:
-        targets = model_roots(targets)
+        # pre-commit puts the file names after the hook's entry (which ends
+        # with ``--``): an option the user added with ``args:`` arrives as
+        # a "file" that does not exist, and is said to, never dropped
+        stray = [t for t in targets if t.startswith("-") and not os.path.lexists(t)]
+        if stray:
+            raise UsageError(f"--changed: {stray[0]!r} is not a file (options go before "
+                             "`--`; in a pre-commit hook, in its entry:)")
+        targets, refused = changed_roots(targets)
+        for r in refused:
+            error_line(f"{r}: not scanned: its model is a symbolic link out of the "
+                       "repository (the working directory)", "warning")
         if not targets:
             typer.echo("grit: no model among the changed files; nothing to scan")
             raise typer.Exit(0)

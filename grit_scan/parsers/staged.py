@@ -3,7 +3,8 @@
 ``model_roots``: the model each changed file belongs to — the directory of
 a checkpoint, index or config (a config-only change rescans its model), a
 manifest itself — kept only when that directory holds a checkpoint, each
-once by real path.  ``dedupe``: scan roots once by real path, dropping a
+once by real path, and only when it lies inside the working directory
+once resolved (``changed_roots``).  ``dedupe``: scan roots once by real path, dropping a
 path inside another root (pre-commit passes ``./x`` and ``x``, an index and
 its shards).
 """
@@ -33,18 +34,37 @@ def _holds_checkpoint(directory: str) -> bool:
     return False
 
 
-def model_roots(files: list[str]) -> list[str]:
+def model_roots(files: list[str], base: str | None = None) -> list[str]:
+    """The models ``files`` belong to (see the module doc)."""
+    return changed_roots(files, base)[0]
+
+
+def _inside(real: str, base: str) -> bool:
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def changed_roots(files: list[str], base: str | None = None) -> tuple[list[str], list[str]]:
+    """(roots, refused): the models ``files`` belong to, and the changed
+    paths refused because their model (a directory, or a manifest) resolves
+    outside ``base`` (the working directory: the repository pre-commit runs
+    in) through a symbolic link — what a scan of ``base`` would skip as a
+    symlink out of the root, so nothing outside is ever read."""
+    top = os.path.realpath(base if base is not None else os.getcwd())
     out: list[str] = []
+    refused: list[str] = []
     for f in files:
         if not os.path.lexists(f):
             continue  # deleted in this commit
         if os.path.basename(f).lower() == MANIFEST_NAME:
-            out.append(f)
+            root = f
+        else:
+            root = os.path.dirname(f) or "."
+        if not _inside(os.path.realpath(root), top):
+            refused.append(f)
             continue
-        directory = os.path.dirname(f) or "."
-        if _holds_checkpoint(directory):
-            out.append(directory)
-    return dedupe(out)
+        if root is f or _holds_checkpoint(root):
+            out.append(root)
+    return dedupe(out), refused
 
 
 def dedupe(paths: list[str]) -> list[str]:

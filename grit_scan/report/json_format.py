@@ -6,7 +6,7 @@ import functools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
-from json.encoder import encode_basestring_ascii as _string
+from json.encoder import encode_basestring_ascii as _ascii
 from operator import attrgetter, ne, sub
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,9 @@ from ..rules.support import declared_mix
 if TYPE_CHECKING:  # the codec loads for a described tensor only (start-up, issue 15)
     from ..codec.descriptor import Descriptor
     from ..codec.grade import Grade
+from .escape import has_surrogate, valid_text
 from .json_text import Lazy, fragment
+from .json_text import _string as _checked_string
 from .report import Report
 
 REPORT_VERSION = 1
@@ -109,8 +111,16 @@ class _TensorText:
         # + "," + tail, the first without a separator before it (five pieces)
         head = "{" + inner + '"name": '
         return chain.from_iterable(zip(
-            chain((head,), repeat(sep + head)), map(_string, names),
-            repeat("," + inner + '"role": '), map(_string, roles), tails))
+            chain((head,), repeat(sep + head)), _strings(names),
+            repeat("," + inner + '"role": '), _strings(roles), tails))
+
+
+def _strings(items: Sequence[str]) -> Iterable[str]:
+    """JSON strings of a batch, at C speed unless one of them holds a lone
+    surrogate (one regex pass over the batch decides)."""
+    if has_surrogate("".join(items)):
+        return map(_checked_string, map(valid_text, items))
+    return map(_ascii, items)
 
 
 def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:

@@ -6,7 +6,8 @@ With ``indent`` set, the standard library gives up its C encoder and walks
 the document with nested Python generators; on a 400,000-tensor tree that
 walk was about a third of ``grit scan --json`` (issue 15).  This walk appends
 to one list, encodes strings with the C ``encode_basestring_ascii`` (so no
-raw control byte or bidi character reaches the output, as before) and
+raw control byte or bidi character reaches the output, as before; a lone
+surrogate is written as its escape text, escape.valid_text) and
 inlines the common leaves.  ``tests/test_output_json.py`` holds it to
 ``json.dumps`` on generated documents.  Reports are trees built by
 ``Report.to_json``: there is no cycle check.
@@ -16,10 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
-from json.encoder import encode_basestring_ascii as _string
+from json.encoder import encode_basestring_ascii as _ascii
 from typing import Any, TextIO, overload
 
+from .escape import valid_text
+
 _INF = float("inf")
+
+
+def _string(s: str) -> str:
+    """``s`` as a JSON string in ASCII; a lone surrogate (which no UTF-8
+    reader accepts, escaped or not) as its escape text (escape.valid_text).
+    Only a string whose text holds ``\\ud`` is looked at again."""
+    t: str = _ascii(s)
+    return t if "\\ud" not in t else _ascii(valid_text(s))
 
 
 def _float(o: float) -> str:

@@ -44,6 +44,24 @@ class Text:
     def plain(self) -> str:
         return "".join(s for s, _ in self.spans)
 
+    def no_command(self) -> Text:
+        """This line, or (when it would begin, after blanks, with ``::``, a
+        GitHub Actions workflow command) the line with that first colon shown
+        as ``\\x3a`` (escape.no_command), styles kept."""
+        plain = self.plain
+        if not plain.lstrip().startswith("::"):
+            return self
+        at = len(plain) - len(plain.lstrip())
+        out = Text()
+        out.spans = []
+        for s, style in self.spans:
+            if 0 <= at < len(s):
+                s, at = s[:at] + "\\x3a" + s[at + 1:], -1
+            elif at >= 0:
+                at -= len(s)
+            out.spans.append((s, style))
+        return out
+
     def rich(self) -> RichText:
         """As rich: the first span's style is the whole line's base style
         (``Text(s, style=...)``), the others are appended over it."""
@@ -76,7 +94,7 @@ class _Rich:
         if text is None:
             self.console.print()
         else:
-            self.console.print(text.rich())
+            self.console.print(text.no_command().rich())
 
 
 class _Plain:
@@ -87,6 +105,8 @@ class _Plain:
         self.fallback: _Rich | None = None
 
     def print(self, text: Text | None = None) -> None:
+        if text is not None:
+            text = text.no_command()
         line = "" if text is None else text.plain
         if not _RICH_CHANGES.isdisjoint(line):
             if self.fallback is None:

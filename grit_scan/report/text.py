@@ -65,7 +65,13 @@ def layout_width(out: TextIO, options: RenderOptions) -> int | None:
 
 
 def location(f: Finding) -> str:
-    return esc(f.path) + (f"::{esc(f.tensor)}" if f.tensor else "")
+    """``path[::tensor]``; a path that begins with ``::`` (which GitHub
+    Actions would read as a workflow command at the start of a line) as
+    ``./::...``, the same file."""
+    path = esc(f.path)
+    if path.startswith("::"):
+        path = "./" + path
+    return path + (f"::{esc(f.tensor)}" if f.tensor else "")
 
 
 LINE_MAX = 299  # characters of a concise line (a long path alone may exceed it)

@@ -1,0 +1,304 @@
+"""The third adversarial round: the gate on a stranger's pull request
+(docs/reliability.md, "Threat model").  Every test here failed on the round's
+start commit 7b7b45c (docs/reliability.md, "Defects of round 3 and their
+tests", says how), and runs the real command line in its own process under
+the hostile suite's address-space limit (limits.py), with its peak resident
+memory asserted against the same 200 MB budget as the scan cases.
+
+They use only what that commit had (the command line, ``grit_scan.scan``,
+``fuzz/mutate_scan.py``'s interface), so they can be run against it with
+``PYTHONPATH=<checkout of 7b7b45c>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile_names import rename_tensor
+from limits import AS_LIMIT, CHILD_ENV, DEFINED_EXITS
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIX = ROOT / "fixtures"
+HERE = Path(__file__).resolve().parent
+RUN_CLI = str(HERE / "run_cli.py")
+RSS_BUDGET_MB = 200  # test_hostile.py's per-case budget
+FORMATS = ("concise", "full", "grouped", "json", "sarif", "github")
+SURROGATE_NAME = "model.layers.1.self_attn.k_proj.\udfff.weight"
+
+
+class Run:
+    def __init__(self, p: subprocess.CompletedProcess[bytes]) -> None:
+        self.returncode = p.returncode
+        self.raw = p.stdout
+        err = p.stderr.decode("utf-8", "replace")
+        m = re.search(r"GRIT_PEAK_RSS_MB=([0-9.]+)\s*$", err)
+        assert m, err[-2000:]
+        self.rss = float(m.group(1))
+        self.stderr = err[: m.start()]
+        # the output is valid in its encoding: strict UTF-8 decodes it
+        self.stdout = p.stdout.decode("utf-8")
+
+
+def _limit() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+def grit(*args: str, cwd: Path | str = HERE, timeout: float = 120, stdin: Any = None,
+         env: dict[str, str] | None = None) -> Run:
+    """The real command line (run_cli.py) with stdout a real UTF-8 stream
+    (strict: an unencodable character is an error, as on a UTF-8 CI
+    runner), under the address-space limit; a defined exit, no traceback,
+    peak RSS within the budget."""
+    e = {**CHILD_ENV, "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8",
+         "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"),) if p)}
+    e.pop("NO_COLOR", None)
+    e.pop("FORCE_COLOR", None)
+    e.pop("COLUMNS", None)
+    if env:
+        e.update(env)
+    p = subprocess.run([sys.executable, RUN_CLI, *args], capture_output=True, cwd=cwd,
+                       timeout=timeout, env=e, preexec_fn=_limit, stdin=stdin)
+    r = Run(p)
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.returncode in DEFINED_EXITS, (r.returncode, r.stderr[-2000:])
+    assert r.rss < RSS_BUDGET_MB, r.rss
+    return r
+
+
+def all_strings(doc: Any) -> list[str]:
+    out: list[str] = []
+    if isinstance(doc, str):
+        out.append(doc)
+    elif isinstance(doc, dict):
+        for k, v in doc.items():
+            out += all_strings(k) + all_strings(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            out += all_strings(v)
+    return out
+
+
+# ------------------------------------------------------------ 1: names that kill the report
+
+@pytest.fixture(scope="module")
+def bad_names(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """fixtures/sample with a tensor named with a lone surrogate (JSON
+    ``"\\udfff"``), a directory and a file named with the byte 0xff."""
+    base = tmp_path_factory.mktemp("names")
+    tree = base / "sample"
+    shutil.copytree(FIX / "sample", tree)
+    f = tree / "llama-mxfp4" / "model.safetensors"
+    rename_tensor(f, f, "model.layers.1.self_attn.k_proj.weight", SURROGATE_NAME)
+    os.rename(tree / "llama-gguf", os.fsdecode(bytes(tree / "llama") + b"\xffgguf"))
+    shutil.copy(tree / "half-converted" / "model.safetensors",
+                os.fsdecode(bytes(tree / "half-converted") + b"/bad\xff.safetensors"))
+    return base
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_1_unencodable_names_are_escaped_in_every_format(bad_names: Path, fmt: str) -> None:
+    """Every format through a real UTF-8 stdout: valid UTF-8, the names
+    escaped (``\\udfff``, ``\\xff``), exit 1 as fixtures/sample's graded
+    code (a structural finding), and the neighbours' findings all there
+    (7b7b45c: exit 70 and an empty or cut report in five formats)."""
+    r = grit("scan", "--output-format", fmt, "sample", cwd=bad_names)
+    assert r.returncode == 1, r.stderr
+    assert b"\xff" not in r.raw.replace("\u00ff".encode(), b"")
+    assert "\udfff" not in r.stdout and "\udcff" not in r.stdout
+    if fmt in ("json", "sarif"):
+        doc = json.loads(r.stdout)
+        for s in all_strings(doc):
+            s.encode("utf-8")  # no lone surrogate survives parsing either
+        text = "\n".join(all_strings(doc))
+        assert "k_proj.\\udfff.weight" in text
+        assert "bad\\xff.safetensors" in text or "bad%FF.safetensors" in text
+        assert "llama\\xffgguf" in text or "llama%FFgguf" in text
+    else:
+        assert "k_proj.\\udfff.weight" in r.stdout, r.stdout[:2000]
+        assert "bad\\xff.safetensors" in r.stdout and "llama\\xffgguf" in r.stdout
+    # the finding on the renamed tensor and its neighbours' findings
+    if fmt == "json":
+        kinds = sorted((f["kind"], f["path"].rsplit("/", 2)[-2]) for f in doc["findings"])
+        assert ("size_mismatch", "llama-mxfp4") in kinds
+        assert ("role_drift", "half-converted") in kinds
+        assert ("gid_disagreement", "llama\\xffgguf") in kinds
+        assert sum(1 for k in kinds if k[0] == "role_drift") == 4, kinds  # two files
+    if fmt == "sarif":
+        uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
+                for res in doc["runs"][0]["results"] for loc in res["locations"]]
+        assert any(u.endswith("bad%FF.safetensors") for u in uris), uris
+
+
+def test_1_sarif_uri_is_the_files_bytes(bad_names: Path) -> None:
+    """A non-UTF-8 file name is percent-encoded byte for byte (RFC 3986):
+    decoded as bytes, the URI is the file's real name."""
+    import urllib.parse
+
+    r = grit("scan", "--sarif", "sample", cwd=bad_names)
+    doc = json.loads(r.stdout)
+    uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
+            for res in doc["runs"][0]["results"] for loc in res["locations"]}
+    real = {os.fsencode(p.relative_to(bad_names)) for p in (bad_names / "sample").rglob("*")}
+    decoded = {urllib.parse.unquote_to_bytes(u) for u in uris}
+    assert decoded <= real, decoded - real
+    assert any(b"\xff" in d for d in decoded)
+
+
+def test_1_fuzzer_renders_through_real_utf8_streams() -> None:
+    """fuzz/mutate_scan.py renders every format into a strict UTF-8 byte
+    stream (a string buffer accepts what stdout refuses)."""
+    sys.path.insert(0, str(ROOT / "fuzz"))
+    try:
+        import mutate_scan
+    finally:
+        sys.path.remove(str(ROOT / "fuzz"))
+    from grit_scan.api import scan
+
+    rep = scan([str(FIX / "sample")])
+    bad = rep.findings[0]
+    import dataclasses
+
+    broken = dataclasses.replace(rep, findings=[dataclasses.replace(bad, tensor="x\udfff")])
+    mutate_scan.render_all(broken, 0, set())  # no exception: the name is escaped
+    stream = mutate_scan.utf8_stream()
+    with pytest.raises(UnicodeEncodeError):
+        stream.write("\udfff")
+
+
+# ------------------------------------------------------------ 3: arguments stay arguments
+
+def _hook_command(files: list[str]) -> list[str]:
+    """The command pre-commit runs for the shipped hook: entry, args, then
+    the staged file names (pre-commit's own rule)."""
+    import shlex
+
+    import yaml
+
+    hook = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]
+    return [*shlex.split(hook["entry"]), *hook.get("args", []), *files]
+
+
+def test_3_hook_file_names_are_never_options(tmp_path: Path) -> None:
+    """Staged files named ``--output-file=real.safetensors`` and
+    ``-rf.safetensors``: the shipped hook scans them as files and writes
+    nothing (7b7b45c: the report overwrote real.safetensors; ``-rf`` gave
+    exit 64 and no scan)."""
+    real = tmp_path / "real.safetensors"
+    shutil.copy(FIX / "sample/llama-mxfp4/model.safetensors", real)
+    before = real.read_bytes()
+    for name in ("--output-file=real.safetensors", "-rf.safetensors"):
+        shutil.copy(real, tmp_path / name)
+    for staged in (["--output-file=real.safetensors"], ["-rf.safetensors"]):
+        cmd = _hook_command(staged)
+        assert cmd[:2] == ["grit", "scan"]
+        r = grit(*cmd[1:], cwd=tmp_path)
+        assert real.read_bytes() == before
+        # the model (the directory) was scanned: its size_mismatch, exit 1
+        assert r.returncode == 1, (cmd, r.returncode, r.stderr)
+        assert f"{staged[0]}::model.layers.1.self_attn.k_proj.weight: GRIT101" in r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "--output-file=real.safetensors", "-rf.safetensors", "real.safetensors"]
+
+
+def test_3_options_given_as_file_names_are_refused(tmp_path: Path) -> None:
+    """An option that lands after the hook's ``--`` (a user's ``args:``) is
+    a usage error naming it, never silently dropped."""
+    shutil.copy(FIX / "sample/llama-mxfp4/model.safetensors", tmp_path / "m.safetensors")
+    r = grit("scan", "--changed", "--", "--fail-on", "structural", "m.safetensors",
+             cwd=tmp_path)
+    assert r.returncode == 64 and "'--fail-on' is not a file" in r.stderr, r.stderr
+
+
+def _repo_with_outside(tmp_path: Path) -> tuple[Path, Path]:
+    outside = tmp_path / "outside"
+    shutil.copytree(FIX / "sample" / "llama-mxfp4", outside / "m")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    return repo, outside
+
+
+def test_3_changed_does_not_follow_a_staged_symlinked_directory(tmp_path: Path) -> None:
+    """A staged path through a symlinked directory to a model outside the
+    repository: not read, and said on stderr (7b7b45c scanned the outside
+    model: its size_mismatch in the report)."""
+    repo, outside = _repo_with_outside(tmp_path)
+    (repo / "link").symlink_to(outside / "m")
+    r = grit("scan", "--changed", "--json", "--", "link/model.safetensors", cwd=repo)
+    assert "link/model.safetensors: not scanned" in r.stderr, r.stderr
+    assert r.returncode == 0 and "size_mismatch" not in r.stdout
+    plain = grit("scan", "--json", ".", cwd=repo)  # what `grit scan .` does with it
+    assert "size_mismatch" not in plain.stdout
+
+
+def test_3_changed_does_not_follow_a_symlinked_manifest(tmp_path: Path) -> None:
+    """A staged grit-manifest.json that is a symlink to a manifest outside
+    the repository is not read (7b7b45c read it and the files it lists)."""
+    repo, outside = _repo_with_outside(tmp_path)
+    (outside / "m" / "grit-manifest.json").write_text(json.dumps(
+        {"grit_manifest": 1, "artifacts": [{"path": "model.safetensors", "tensors": {}}]}))
+    (repo / "grit-manifest.json").symlink_to(outside / "m" / "grit-manifest.json")
+    r = grit("scan", "--changed", "--json", "--", "grit-manifest.json", cwd=repo)
+    assert "grit-manifest.json: not scanned" in r.stderr, r.stderr
+    assert "size_mismatch" not in r.stdout and r.returncode == 0
+
+
+def test_3_changed_still_follows_links_inside_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(FIX / "sample" / "llama-mxfp4", repo / "real")
+    (repo / "link").symlink_to("real")
+    r = grit("scan", "--changed", "--json", "--", "link/model.safetensors", cwd=repo)
+    assert r.returncode == 1 and "size_mismatch" in r.stdout, r.stderr
+
+
+@pytest.mark.parametrize("fmt", ["concise", "full", "grouped"])
+def test_3_no_text_line_begins_with_a_workflow_command(tmp_path: Path, fmt: str) -> None:
+    """A directory named ``::error::dir`` and a tensor named
+    ``::warning::x``: no line of a text report begins, after blanks, with
+    ``::`` (GitHub Actions trims leading blanks and runs it as a workflow
+    command; 7b7b45c printed ``::error::dir/...`` at the start of a line)."""
+    d = tmp_path / "::error::dir"
+    shutil.copytree(FIX / "sample" / "llama-mxfp4", d)
+    f = d / "model.safetensors"
+    rename_tensor(f, f, "model.layers.1.self_attn.k_proj.weight", "::warning::x")
+    r = grit("scan", "--output-format", fmt, ".", cwd=tmp_path)
+    r2 = grit("scan", "--output-format", fmt, "::error::dir", cwd=tmp_path)
+    for out in (r.stdout, r2.stdout):
+        lines = out.splitlines()
+        assert not [x for x in lines if x.lstrip().startswith("::")], out
+        assert any("::error::dir" in x for x in lines)  # the path is still shown
+    if fmt == "concise":
+        assert "./::error::dir/model.safetensors::::warning::x: GRIT101" in r2.stdout
+
+
+def test_3_suggested_explain_command_runs_with_colons_in_names(tmp_path: Path) -> None:
+    """Two files disagree on a tensor named ``::w::q.weight``: the suggested
+    ``grit explain`` command, run as printed, explains them (7b7b45c split
+    FILE::TENSOR at the last ``::``: "no such file")."""
+    import shlex
+
+    tree = tmp_path / "sample"
+    shutil.copytree(FIX / "sample", tree)
+    shutil.rmtree(tree / "llama-gguf")
+    for d, layer in (("llama-mxfp4", 0), ("half-converted", 2)):
+        f = tree / d / "model.safetensors"
+        rename_tensor(f, f, f"model.layers.{layer}.self_attn.q_proj.weight", "::w::q.weight")
+    rep = json.loads(grit("scan", "--json", "sample", cwd=tmp_path).stdout)
+    cmds = [f["detail"]["suggested_fix"] for f in rep["findings"]
+            if str(f["detail"].get("suggested_fix", "")).startswith("grit explain")]
+    assert cmds, [f["kind"] for f in rep["findings"]]
+    for cmd in cmds:
+        argv = shlex.split(cmd)
+        assert argv[:2] == ["grit", "explain"] and sum("::w::q.weight" in a for a in argv) == 2
+        r = grit(*argv[1:], cwd=tmp_path)
+        assert r.returncode == 1, r.stderr  # docs/exit-codes.md: the operands differ
+        assert "A = sample/" in r.stdout and "::::w::q.weight" in r.stdout
