@@ -940,6 +940,9 @@ class ScanInput:
     declared: dict[str, dict[str, Any]] = field(default_factory=dict)  # group -> config
     skipped: list[Issue] = field(default_factory=list)
     deep: bool = False
+    # remote files of this scan: abs_path -> a function that reopens it as a
+    # ByteSource (--deep streams their tensors); dropped with the scan
+    sources: dict[str, Callable[[], Any]] = field(default_factory=dict)
 
 
 class PlaneReader(Protocol):
