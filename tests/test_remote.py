@@ -285,3 +285,27 @@ def test_scan_cli_takes_the_remote_options(server: Loopback, capsys: Any) -> Non
     assert any("budget" in f["message"] for f in doc["findings"])
     assert code in (1, 4)  # files over the budget are not read
     assert main(["scan", "--timeout", "0", "hf://fx/sample"]) == 64
+
+
+def test_remote_sources_do_not_outlive_the_scan(server: Loopback) -> None:
+    """--deep reopens remote files through the scan's own sources: once the
+    scan is over, nothing of its remote trees is kept."""
+    import gc
+
+    from grit_scan.parsers.remote import collect
+
+    grit_scan.scan(["hf://fx/sample"], deep=True, jobs=1, remote=FAST)
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, collect.RemoteTree)]
+
+
+def test_budgets_are_the_documented_ones() -> None:
+    from grit_scan.parsers import remote
+
+    text = (ROOT / "docs" / "reliability.md").read_text()
+    for name, value in [("WHOLE_BODY_LIMIT", 16 * 1024 * 1024),
+                        ("MAX_LISTING_BYTES", 16 * 1024 * 1024),
+                        ("MAX_LISTING_PAGES", 100), ("MAX_LISTING_ENTRIES", 50_000),
+                        ("MAX_FAILED_FETCHES", 32)]:
+        assert getattr(remote, name) == value
+        assert f"`{name}`" in text and f"{value:,}" in text, name

@@ -35,6 +35,7 @@
 
 from __future__ import annotations
 
+import http.client
 import re
 import socket
 import ssl
@@ -256,7 +257,7 @@ def _get_once(url: str, headers: dict[str, str], opts: RemoteOptions, budget: Bu
                 raise _final(shown, f"connection failed: {_reason(exc)}") from None
             deadline.check()
             raise _Transient(f"connection timed out after {opts.timeout:g} s", None) from None
-        except (TimeoutError, OSError, HTTPError) as exc:
+        except (TimeoutError, OSError, HTTPError, http.client.HTTPException) as exc:
             deadline.check()
             if isinstance(exc, TimeoutError):
                 raise _Transient(f"timed out after {opts.timeout:g} s", None) from None
@@ -304,7 +305,7 @@ def _read_body(resp: Any, hdrs: dict[str, str], limit: int, budget: Budget, show
         budget.take(n, shown)
         try:
             b = resp.read(n, decode_content=False)
-        except (HTTPError, OSError):
+        except (HTTPError, OSError, http.client.HTTPException):
             deadline.check()
             b = b""
         if not b:
