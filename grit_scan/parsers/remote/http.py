@@ -177,7 +177,10 @@ def http_get(url: str, headers: Mapping[str, str], opts: RemoteOptions, budget: 
                         else opts.backoff * 2 ** (attempt - 1))
             time.sleep(max(0.0, delay))
         except RemoteError as exc:
-            raise RemoteError(scrub(str(exc), url), exc.url, exc.status) from None
+            clean = scrub(str(exc), url)
+            if clean != str(exc):
+                exc.args = (clean,)
+            raise
         finally:
             deadline.cancel()
 
