@@ -52,13 +52,16 @@ def shards(tmp: Path, n: int = 100) -> None:
     (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
     srv = Loopback(repos={"b/shards": str(d)}).start()
     os.environ["HF_ENDPOINT"] = srv.url
+    t0 = time.perf_counter()
     grit_scan.scan(["hf://b/shards"], jobs=1)
+    took = time.perf_counter() - t0
     hits = [h for h in srv.data_hits() if ".safetensors?" in h.path]
     fetched = sum(h.sent for h in hits)
     print(f"safetensors, {n} shards over HTTP: {len(hits) / n:.2f} data requests per file "
           f"(bound 2); fetched {fetched:,} B, header bytes {heads:,} B; "
           f"fetched / (1.1 x header + {SPECULATIVE:,} B per file) = "
-          f"{fetched / (1.1 * heads + n * SPECULATIVE):.3f} (bound 1)")
+          f"{fetched / (1.1 * heads + n * SPECULATIVE):.3f} (bound 1); {len(srv.hits)} requests "
+          f"in all, {took:.2f} s")
     srv.stop()
 
 
@@ -81,13 +84,15 @@ def gguf_vocab(tmp: Path, n: int = 150_000) -> None:
     w.close()
     srv = Loopback(repos={"b/gguf": str(d)}).start()
     os.environ["HF_ENDPOINT"] = srv.url
+    t0 = time.perf_counter()
     rep = grit_scan.scan(["hf://b/gguf"], jobs=1)
+    took = time.perf_counter() - t0
     hb = rep.artifacts[0].metadata["header_bytes"]
     hits = srv.data_hits()
     fetched = sum(h.sent for h in hits)
     print(f"GGUF, {n:,}-token vocabulary over HTTP: header {hb:,} B, fetched {fetched:,} B in "
           f"{len(hits)} requests; ratio {fetched / hb:.3f} (bound 1.2); file "
-          f"{rep.artifacts[0].size:,} B")
+          f"{rep.artifacts[0].size:,} B; {took:.2f} s")
     srv.stop()
 
 

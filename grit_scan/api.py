@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 
 from .artifact import Artifact, Format, QTensor, ReadError
 from .codec.errors import GritValueError
@@ -91,7 +92,8 @@ def scan(
         from .parsers.planes import open_planes
     with paused():
         data = tree.collect(roots, deep=deep, progress=read_progress, remote_options=remote)
-        findings = runner.run(data, open_planes if deep else None, progress, n_jobs)
+        findings = runner.run(data, partial(open_planes, sources=data.sources) if deep
+                              else None, progress, n_jobs)
     messages = []
     if not compiled_backend():
         messages.append(SLOW_PATH)

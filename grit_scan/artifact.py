@@ -932,6 +932,9 @@ class ScanInput:
     skipped: list[Issue] = field(default_factory=list)
     deep: bool = False
     tracebacks: list[str] = field(default_factory=list)  # contained read errors (--debug)
+    # remote files of this scan: abs_path -> a function that reopens it as a
+    # ByteSource (--deep streams their tensors); dropped with the scan
+    sources: dict[str, Callable[[], Any]] = field(default_factory=dict)
 
 
 class PlaneReader(Protocol):

@@ -151,7 +151,6 @@ def _finding_for(rep: Any, needle: str) -> list[str]:
     ({"429": 100}, "HTTP 429"),
     ({"status": 503}, "HTTP 503"),
     ({"reset_after": 10}, "connection closed after"),
-    ({"ignore_range": True}, "ignored the Range request"),
 ])
 def test_failed_file_is_a_finding_and_the_scan_goes_on(
         server: Loopback, fault: dict[str, Any], expect: str) -> None:
@@ -168,8 +167,9 @@ def test_failed_file_is_a_finding_and_the_scan_goes_on(
     # the other two models were read
     assert sum(1 for a in rep.artifacts if a.parsed and a.format.is_checkpoint_file) == 2
     tries = [h for h in server.data_hits() if "llama-mxfp4/model.safetensors" in h.path]
+    # 404 and 403 cannot succeed on a retry; 429, 503 and a reset can
     retried = "status" not in fault or fault["status"] >= 500
-    assert len(tries) == (FAST.retries + 1 if retried and "ignore_range" not in fault else 1)
+    assert len(tries) == (FAST.retries + 1 if retried else 1)
 
 
 def test_429_then_success_is_retried(server: Loopback) -> None:
@@ -196,15 +196,46 @@ def test_byte_budget_is_never_exceeded(server: Loopback, tmp_path: Path) -> None
     assert budget.bytes <= 150_000
 
 
-def test_ignored_range_reads_no_body(server: Loopback) -> None:
-    server.faults = {"sample/llama-gguf/model.gguf": {"ignore_range": True}}
+def test_ignored_range_over_the_whole_body_limit_reads_no_body(server: Loopback,
+                                                               tmp_path: Path) -> None:
+    from grit_scan.parsers.remote import WHOLE_BODY_LIMIT
+
+    assert WHOLE_BODY_LIMIT == 16 * 1024 * 1024
+    with open(tmp_path / "big.gguf", "wb") as fh:
+        fh.truncate(WHOLE_BODY_LIMIT + 1)
+    server.files = str(tmp_path)
+    server.faults = {"big.gguf": {"ignore_range": True}}
     budget = Budget(0)
     try:
-        with pytest.raises(RemoteError, match="ignored the Range request"):
-            open_source(f"{server.url}/files/sample/llama-gguf/model.gguf", FAST, budget)
+        with pytest.raises(RemoteError, match="ignored the Range request .*16,777,217 bytes"):
+            open_source(f"{server.url}/files/big.gguf", FAST, budget)
     finally:
         server.faults = {}
+        server.files = str(FIX)
     assert budget.bytes == 0 and budget.requests == 1
+
+
+def test_ignored_range_under_the_limit_is_read_whole_with_a_note(server: Loopback) -> None:
+    local = grit_scan.scan([str(FIX / "sample")], jobs=1).to_json()
+    server.faults = {"llama-mxfp4/model.safetensors": {"ignore_range": True}}
+    server.reset()
+    try:
+        rep = grit_scan.scan(["hf://fx/sample"], jobs=1, remote=FAST).to_json()
+    finally:
+        server.faults = {}
+    arts = {a["path"]: a for a in rep["artifacts"]}
+    art = arts.pop("hf://fx/sample/llama-mxfp4/model.safetensors")
+    assert [n for n in art["notes"] if "ignored the Range request" in n] == [
+        "hf://fx/sample/llama-mxfp4/model.safetensors: the server ignored the Range request "
+        "and sent the whole file; it was read whole (at most 16,777,216 bytes are accepted "
+        "from such a server)"]
+    art["notes"] = [n for n in art["notes"] if "ignored the Range" not in n]
+    rep["artifacts"] = sorted([art, *arts.values()], key=lambda a: a["path"])
+    local["artifacts"] = sorted(local["artifacts"], key=lambda a: a["path"])
+    assert _normalised(rep, "hf://fx/sample", str(FIX / "sample")) == local
+    size = (FIX / "sample/llama-mxfp4/model.safetensors").stat().st_size
+    tries = [h for h in server.data_hits() if "llama-mxfp4/model.safetensors" in h.path]
+    assert [(h.status, h.sent) for h in tries] == [(200, size)]
 
 
 def test_https_file_and_index_urls(server: Loopback) -> None:
@@ -254,3 +285,27 @@ def test_scan_cli_takes_the_remote_options(server: Loopback, capsys: Any) -> Non
     assert any("budget" in f["message"] for f in doc["findings"])
     assert code in (1, 4)  # files over the budget are not read
     assert main(["scan", "--timeout", "0", "hf://fx/sample"]) == 64
+
+
+def test_remote_sources_do_not_outlive_the_scan(server: Loopback) -> None:
+    """--deep reopens remote files through the scan's own sources: once the
+    scan is over, nothing of its remote trees is kept."""
+    import gc
+
+    from grit_scan.parsers.remote import collect
+
+    grit_scan.scan(["hf://fx/sample"], deep=True, jobs=1, remote=FAST)
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, collect.RemoteTree)]
+
+
+def test_budgets_are_the_documented_ones() -> None:
+    from grit_scan.parsers import remote
+
+    text = (ROOT / "docs" / "reliability.md").read_text()
+    for name, value in [("WHOLE_BODY_LIMIT", 16 * 1024 * 1024),
+                        ("MAX_LISTING_BYTES", 16 * 1024 * 1024),
+                        ("MAX_LISTING_PAGES", 100), ("MAX_LISTING_ENTRIES", 50_000),
+                        ("MAX_FAILED_FETCHES", 32)]:
+        assert getattr(remote, name) == value
+        assert f"`{name}`" in text and f"{value:,}" in text, name

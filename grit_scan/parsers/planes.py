@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 
@@ -197,15 +197,16 @@ def _plane_refs(q: QTensor) -> Sequence[PlaneRef | None] | None:
 
 
 @contextmanager
-def open_planes(art: Artifact) -> Iterator[SourcePlanes]:
-    """The plane reader of one artifact, local or remote (raises ReadError)."""
-    from .remote.collect import OPENERS
-
-    opener = OPENERS.get(art.abs_path)
+def open_planes(art: Artifact, sources: Mapping[str, Callable[[], ByteSource]] | None = None
+                ) -> Iterator[SourcePlanes]:
+    """The plane reader of one artifact, local or remote (raises ReadError).
+    ``sources`` are the scan's remote files (ScanInput.sources)."""
+    sources = sources or {}
+    opener = sources.get(art.abs_path)
     if opener is not None:
         def other(path: str) -> ByteSource:
             # another shard of the same remote model (PlaneRef.file)
-            found = OPENERS.get(path)
+            found = sources.get(path)
             if found is None:
                 raise ReadError(f"{path}: not a file of this scan")
             return found()

@@ -25,7 +25,7 @@ from ..names import Declared
 from . import budgets, configs, index, models, readers
 from .fileio import SafeFile
 from .interface import SNIFF_BYTES, ReadContext
-from .remote import RemoteOptions, is_url
+from .remote import RemoteOptions, is_url, redact
 from .skips import (
     INDEX_SUFFIX,
     MANIFEST_NAME,
@@ -426,7 +426,8 @@ def collect(paths: list[str], deep: bool = False,
     """Read everything under ``paths`` (files, directories, manifests, and
     URLs through parsers/remote).  ``progress(done, total)`` is called as
     checkpoint files are read."""
-    scan = ScanInput(roots=list(paths), deep=deep)
+    # a URL's password and signed query values never reach the report
+    scan = ScanInput(roots=[redact(p) if is_url(p) else p for p in paths], deep=deep)
     budget = None
     for p in paths:
         if is_url(p):  # hf://, https://, s3://, ...: parsers/remote/collect.py

@@ -10,27 +10,45 @@ fsspec opens, behind the same ``ByteSource`` interface as a local file.
 * A failed fetch raises ``RemoteError`` (a ``ReadError``) naming the URL
   and the HTTP status; the collector turns it into a finding on that file
   and the scan goes on.
+* Every request has a whole-request deadline (``RemoteOptions.timeout``:
+  connect, headers and body together), and each retry gets its own.
 * Tokens (``HF_TOKEN``, huggingface_hub's stored token) are sent as an
-  Authorization header to the Hub's host only; they are never printed,
-  logged or put in a message.
+  Authorization header to the Hub's own origin only (its scheme, host and
+  port; https, or a loopback address), never after a redirect elsewhere;
+  user names, passwords and signed query strings in a URL are never
+  printed: ``redact`` is the only form of a URL that reaches a message.
+* A run's remote work is bounded: bytes (``Budget``), listings (pages,
+  bytes, entries, no page twice) and failed fetches (``MAX_FAILED_FETCHES``).
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import urllib.parse
 from dataclasses import dataclass
 
 from ...artifact import ReadError
 from ...codec.errors import GritError
 from ..interface import ByteSource
 
-__all__ = ["Budget", "MissingExtra", "RemoteError", "RemoteOptions", "is_url", "open_source",
-           "scheme"]
+__all__ = ["Budget", "MissingExtra", "RemoteError", "RemoteOptions", "UnsafePath", "is_url",
+           "open_source", "redact", "scheme", "unsafe_path"]
 
 # compiled where first used (re's cache), not at import: start-up, issue 15
 _SCHEME = r"^([A-Za-z][A-Za-z0-9+.-]*)://"
 SPECULATIVE = 100_000  # the first read of a file (huggingface_hub reads 100 kB too)
+# A server that ignores Range sends the whole file: accepted when the whole
+# body is at most this (an index, a config, a small checkpoint), else refused
+# before a body byte is read.
+WHOLE_BODY_LIMIT = 16 * 1024 * 1024
+# Listings (the Hub's tree API, fsspec's find): what one remote root may cost.
+MAX_LISTING_BYTES = 16 * 1024 * 1024
+MAX_LISTING_PAGES = 100
+MAX_LISTING_ENTRIES = 50_000
+# Fetches that may fail in one remote root before the rest is not requested
+# (a listing of 40,000 names that all answer 404 costs 32 requests, not 40,000).
+MAX_FAILED_FETCHES = 32
 
 
 @dataclass(frozen=True)
@@ -53,6 +71,11 @@ class RemoteError(ReadError):
         super().__init__(message)
         self.url = url
         self.status = status
+
+
+class UnsafePath(RemoteError):
+    """A path named by a URL or a listing is absolute or has dot segments:
+    it is refused (a path_escape finding) and never requested."""
 
 
 class BudgetExceeded(RemoteError):
@@ -99,6 +122,69 @@ def scheme(target: str) -> str | None:
 
 def is_url(target: str) -> bool:
     return scheme(target) not in (None, "file")
+
+
+def redact(url: str) -> str:
+    """``url`` fit for a message or a report: a user name and password
+    become ``***`` and every query value ``***`` (presigned URLs carry
+    their signature, credential and token there); the rest is unchanged."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return re.sub(r"[?#].*", "", url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    query = "&".join(f"{k.partition('=')[0]}=***" if k else "" for k in
+                     parts.query.split("&")) if parts.query else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def secrets_of(url: str) -> list[str]:
+    """The secret strings of ``url`` (password, user name, query values), as
+    written and percent-decoded: no message may contain them."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return []
+    out: list[str] = []
+    if "@" in parts.netloc:
+        out += [x for x in parts.netloc.rpartition("@")[0].split(":") if x]
+    for kv in parts.query.split("&"):
+        v = kv.partition("=")[2]
+        if v:
+            out.append(v)
+    out += [urllib.parse.unquote(x) for x in out]
+    return sorted({x for x in out if len(x) >= 2}, key=len, reverse=True)
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` with every secret of ``url`` replaced by ``***``."""
+    for s in secrets_of(url):
+        text = text.replace(s, "***")
+    return text
+
+
+def unsafe_path(rel: str) -> str | None:
+    """Why a path inside a remote root may not be requested, or None: it is
+    absolute, or has an empty, ``.`` or ``..`` segment (a server would
+    resolve it to another file, or outside the repository)."""
+    if not rel:
+        return "an empty path"
+    if "\x00" in rel or any(ord(c) < 0x20 for c in rel):
+        return "a control character in the path"
+    if rel.startswith(("/", "\\")):
+        return "an absolute path"
+    if "\\" in rel:
+        return "a backslash (a Windows path separator)"
+    for seg in rel.split("/"):
+        if seg == "..":
+            return "a '..' segment"
+        if seg == ".":
+            return "a '.' segment"
+        if seg == "":
+            return "an empty segment"
+    return None
 
 
 def require(module: str, extra: str, url: str) -> None:

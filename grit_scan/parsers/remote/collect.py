@@ -5,27 +5,40 @@ checkpoint files (safetensors, GGUF: header-only ranged reads) and its
 ``*.index.json`` (checked against the shards' headers).  Files are chosen
 by name (nothing else in a repository is fetched).  A file that cannot be
 fetched becomes a file_unparseable finding naming its URL and status; the
-rest of the scan goes on.
+rest of the scan goes on, until ``MAX_FAILED_FETCHES`` fetches of one root
+have failed: the files left are then not requested (one finding says how
+many).  A listed name that is absolute or has dot segments is a
+path_escape finding and is never requested.
 
-``OPENERS`` maps each remote artifact's ``abs_path`` to a function that
-reopens it, so ``--deep`` (parsers/planes.py) streams its tensors.
+The scan's ``sources`` (``ScanInput.sources``, this scan's only) map each
+remote artifact's ``abs_path`` to a function that reopens it, so ``--deep``
+(parsers/planes.py) streams its tensors; nothing outlives the scan.
 """
 
 from __future__ import annotations
 
 import posixpath
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ...artifact import Artifact, Format, Issue, IssueCode, ScanInput
 from ...names import Declared
 from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
-from . import Budget, RemoteError, RemoteOptions, scheme
+from . import (
+    MAX_FAILED_FETCHES,
+    Budget,
+    RemoteError,
+    RemoteOptions,
+    UnsafePath,
+    redact,
+    scheme,
+    unsafe_path,
+)
 
-Opener = Callable[[], ByteSource]
-OPENERS: dict[str, Opener] = {}
 INDEX_SUFFIX = ".index.json"
 
 
@@ -38,6 +51,7 @@ class RemoteTree:
     files: list[str]
     open: Callable[[str], ByteSource]
     optional: set[str] = field(default_factory=set)  # guessed names: absent is no finding
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (listed name, why)
 
     def display(self, rel: str) -> str:
         return f"{self.root.rstrip('/')}/{rel}" if rel else self.root
@@ -67,24 +81,44 @@ def read_checkpoint(src: ByteSource, ctx: ReadContext, fmt: Format) -> Artifact:
     return reader.read(src, ctx)
 
 
+class _GaveUp(RemoteError):
+    """The root's failed-fetch budget is spent: the file was not requested."""
+
+
 class _Reading:
     def __init__(self, tree: RemoteTree, scan: ScanInput, tick: Callable[[], None]) -> None:
         self.tree, self.scan, self.tick = tree, scan, tick
         self.absent: set[str] = set()
+        self.failures = 0
+        self.not_requested = 0
 
     def source(self, rel: str) -> ByteSource:
-        return self.tree.open(rel)
+        if self.failures >= MAX_FAILED_FETCHES:
+            self.not_requested += 1
+            raise _GaveUp(f"{self.tree.display(rel)}: not requested", self.tree.display(rel))
+        try:
+            return self.tree.open(rel)
+        except RemoteError:
+            self.failures += 1
+            raise
+
+    def missing(self, rel: str, exc: RemoteError) -> bool:
+        """Whether ``exc`` means a guessed name is absent (no finding)."""
+        if isinstance(exc, _GaveUp) or (rel in self.tree.optional and exc.status == 404):
+            self.absent.add(rel)
+            return True
+        return False
 
     def json(self, rel: str, art: Artifact) -> Any | None:
         try:
             src = self.source(rel)
         except RemoteError as exc:
-            if rel in self.tree.optional and exc.status == 404:
-                self.absent.add(rel)
-                return None
-            _failed(art, exc)
+            if not self.missing(rel, exc):
+                _failed(art, exc)
             return None
-        return configs.read_json_source(src, art)
+        obj = configs.read_json_source(src, art)
+        _notes(src, art)
+        return obj
 
     def declared(self, d: str, cfgs: list[str], group: str
                  ) -> tuple[Declared | None, Callable[[str], str]]:
@@ -109,12 +143,12 @@ class _Reading:
         art = Artifact(path=disp, abs_path=disp, format=fmt, parsed=False, group=group)
         try:
             src = self.source(rel)
-            OPENERS[disp] = lambda: self.tree.open(rel)
+            self.scan.sources[disp] = partial(self.tree.open, rel)
             # conventions are inferred per model, across shards (parsers/models.py)
             art = read_checkpoint(src, ReadContext(disp, disp, declared, role, infer=False), fmt)
+            _notes(src, art)
         except RemoteError as exc:
-            if rel in self.tree.optional and exc.status == 404:
-                self.absent.add(rel)
+            if self.missing(rel, exc):
                 return art
             _failed(art, exc)
         except Exception as exc:  # noqa: BLE001 - containment: one file, never the scan
@@ -161,8 +195,20 @@ class _Reading:
         models.assemble(list(by_name.values()), index_shards, declared, role)
 
 
+def _notes(src: ByteSource, art: Artifact) -> None:
+    for note in getattr(src, "notes", ()):
+        art.issue(IssueCode.NOTE, f"{art.abs_path}: {note}")
+
+
 def read_tree(tree: RemoteTree, scan: ScanInput,
               progress: Callable[[int, int], None] | None = None) -> None:
+    for name, why in tree.refused:
+        disp = tree.display(name)
+        art = Artifact(path=disp, abs_path=disp, format=_kind(posixpath.basename(name))
+                       or Format.SAFETENSORS, parsed=False, group=tree.group_root)
+        art.issue(IssueCode.PATH_ESCAPE, f"the listing of {tree.root} names {name!r}, "
+                  f"{why}: refused, never requested")
+        scan.artifacts.append(art)
     dirs: dict[str, list[str]] = {}
     for rel in tree.files:
         dirs.setdefault(posixpath.dirname(rel), []).append(rel)
@@ -178,6 +224,26 @@ def read_tree(tree: RemoteTree, scan: ScanInput,
     reading = _Reading(tree, scan, tick)
     for d in sorted(dirs):
         reading.directory(d, sorted(dirs[d]))
+    if reading.not_requested:
+        art = Artifact(path=tree.root, abs_path=tree.root, format=Format.SAFETENSORS,
+                       parsed=False, group=tree.group_root)
+        art.issue(IssueCode.UNPARSEABLE, f"{tree.root}: {reading.failures} fetches failed, so "
+                  f"{reading.not_requested} more files were not requested (at most "
+                  f"{MAX_FAILED_FETCHES} failed fetches per remote root)")
+        scan.artifacts.append(art)
+
+
+def _checked(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Listed names split into those that may be requested and those refused."""
+    ok: list[str] = []
+    refused: list[tuple[str, str]] = []
+    for n in names:
+        why = unsafe_path(n)
+        if why is None:
+            ok.append(n)
+        elif _kind(posixpath.basename(n)) is not None:
+            refused.append((n, why))
+    return ok, refused
 
 
 def _hf_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
@@ -186,10 +252,10 @@ def _hf_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
 
     require("huggingface_hub", "remote", url)
     t = hf.parse(url)
-    headers = hf.auth_headers()
 
     def opener(rel: str) -> ByteSource:
-        return HttpSource(hf.resolve_url(t, rel), opts, budget, headers, t.display(rel))
+        target = hf.resolve_url(t, rel)
+        return HttpSource(target, opts, budget, hf.auth_headers(target), t.display(rel))
 
     if t.path.lower().endswith(hf.FILE_SUFFIXES):
         parent = posixpath.dirname(t.path)
@@ -197,43 +263,61 @@ def _hf_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
         if t.path.lower().endswith(INDEX_SUFFIX):  # an index reads its directory
             files = [p for p, _ in hf.list_files(hf.HfTarget(t.repo, t.revision, parent),
                                                  opts, budget)]
-        return RemoteTree(t.root, t.display(parent), files, opener)
-    files = [p for p, _ in hf.list_files(t, opts, budget)]
-    return RemoteTree(t.root, t.display(t.path), files, opener)
+        ok, refused = _checked(files)
+        return RemoteTree(t.root, t.display(parent), ok, opener, refused=refused)
+    ok, refused = _checked([p for p, _ in hf.list_files(t, opts, budget)])
+    return RemoteTree(t.root, t.display(t.path), ok, opener, refused=refused)
 
 
 def _http_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
     """One file; an index URL also reads the shards it names and the
-    configs beside it (a plain HTTP server cannot be listed)."""
+    configs beside it (a plain HTTP server cannot be listed).  The query
+    string (a presigned URL's signature) belongs to the named file only."""
 
     from .http import HttpSource
 
-    base, _, name = url.rpartition("/")
+    parts = urllib.parse.urlsplit(url)
+    d, _, name = parts.path.rpartition("/")
+    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, d, "", ""))
+    shown = redact(base)
+    if not name or _kind(urllib.parse.unquote(name)) is None:
+        raise RemoteError(
+            f"{redact(url)}: a directory (or a file that is not a checkpoint, an index or a "
+            "config) cannot be listed over plain HTTP(S); name a file "
+            "(.../model.safetensors, .../model.gguf), an index "
+            "(.../model.safetensors.index.json), or use hf://ORG/REPO or s3://BUCKET/PATH "
+            "(pip install 'grit-scan[remote]')", redact(url))
+    named = urllib.parse.unquote(name)
 
     def opener(rel: str) -> ByteSource:
-        return HttpSource(f"{base}/{rel}", opts, budget)
+        if rel == named:  # the URL as given: its query string too
+            return HttpSource(url, opts, budget, shown=f"{shown}/{rel}")
+        return HttpSource(f"{base}/{urllib.parse.quote(rel)}", opts, budget,
+                          shown=f"{shown}/{rel}")
 
-    files, optional = [name], set()
-    if name.lower().endswith(INDEX_SUFFIX):
+    files, optional = [named], set()
+    if named.lower().endswith(INDEX_SUFFIX):
         # the index decides which shards to fetch; it is read again (and its
         # problems reported) with the rest of the repository
-        probe = Artifact(path=name, abs_path=name, format=Format.INDEX)
-        obj = configs.read_json_source(opener(name), probe)
+        probe = Artifact(path=named, abs_path=named, format=Format.INDEX)
+        obj = configs.read_json_source(opener(named), probe)
         wm = obj.get("weight_map") if isinstance(obj, dict) else None
         shards = sorted({v for v in wm.values() if isinstance(v, str) and
-                         index.escapes(v) is None}) if isinstance(wm, dict) else []
+                         index.escapes(v) is None and unsafe_path(v) is None}
+                        ) if isinstance(wm, dict) else []
         optional = set(configs.CONFIG_NAMES) | set(shards)
-        files += sorted(optional)
-    return RemoteTree(base, base, files, opener, optional)
+        files += sorted(optional - {named})
+    return RemoteTree(shown, shown, files, opener, optional)
 
 
 def _fsspec_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
     from . import fsspec_source
 
     listed = fsspec_source.list_files(url, opts, budget)
+    shown = redact(url)
     if listed is None:
         base, _, name = url.rpartition("/")
-        return RemoteTree(base, base, [name],
+        return RemoteTree(redact(base), redact(base), [name],
                           lambda rel: fsspec_source.FsspecSource(f"{base}/{rel}", opts, budget))
     fs, root, files = listed
     top = url.rstrip("/")
@@ -241,7 +325,8 @@ def _fsspec_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
     def opener(rel: str) -> ByteSource:
         return fsspec_source.FsspecSource(f"{top}/{rel}", opts, budget, fs, f"{root}/{rel}")
 
-    return RemoteTree(top, top, [r for r, _ in files], opener)
+    ok, refused = _checked([r for r, _ in files])
+    return RemoteTree(shown.rstrip("/"), shown.rstrip("/"), ok, opener, refused=refused)
 
 
 def collect_url(url: str, scan: ScanInput, opts: RemoteOptions | None = None,
@@ -260,7 +345,13 @@ def collect_url(url: str, scan: ScanInput, opts: RemoteOptions | None = None,
         else:
             tree = _fsspec_tree(url, opts, budget)
     except RemoteError as exc:
-        art = Artifact(path=url, abs_path=url, format=Format.SAFETENSORS, group=url)
-        scan.artifacts.append(_failed(art, exc))
+        shown = redact(url)
+        art = Artifact(path=shown, abs_path=shown, format=Format.SAFETENSORS, group=shown)
+        if isinstance(exc, UnsafePath):
+            art.parsed = False
+            art.issue(IssueCode.PATH_ESCAPE, str(exc))
+            scan.artifacts.append(art)
+        else:
+            scan.artifacts.append(_failed(art, exc))
         return
     read_tree(tree, scan, progress)

@@ -3,10 +3,17 @@ file or folder of it) read through the Hub's ``resolve/REVISION/PATH`` URLs
 with ranged GETs.
 
 huggingface_hub supplies the endpoint (``HF_ENDPOINT``) and the token
-(``HF_TOKEN`` or the stored login); the token goes in an Authorization
-header to the Hub's host only (``http.py`` drops it on a redirect to a CDN)
-and is never printed or logged.  The file list comes from the Hub's tree
-API (``/api/models/REPO/tree/REVISION?recursive=true``, paginated).
+(``HF_TOKEN`` or the stored login).  The token goes in an Authorization
+header only to a URL of the endpoint's own origin (scheme, host, port),
+and only when that origin is https or a loopback address; ``http.py``
+drops it on a redirect that leaves the origin (a CDN, another host, plain
+http).  It is never printed or logged.  The file list comes from the Hub's
+tree API (``/api/models/REPO/tree/REVISION?recursive=true``), paginated by
+``Link: rel="next"``: a next page on another origin, or one already read,
+is refused, and pages, bytes and entries have budgets.  Entries are parsed
+one at a time, so a page costs memory in proportion to the entries kept.
+Repository ids, revisions and paths with ``.``/``..``/empty segments or a
+leading ``/`` are refused (``UnsafePath``) before any request.
 """
 
 from __future__ import annotations
@@ -15,14 +22,25 @@ import json
 import os
 import re
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from . import Budget, RemoteError, RemoteOptions, require
-from .http import HttpSource, http_get
+from . import (
+    MAX_LISTING_BYTES,
+    MAX_LISTING_ENTRIES,
+    MAX_LISTING_PAGES,
+    Budget,
+    RemoteError,
+    RemoteOptions,
+    UnsafePath,
+    require,
+    unsafe_path,
+)
+from .http import LOOPBACK, HttpSource, http_get, origin
 
 _LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 FILE_SUFFIXES = (".safetensors", ".gguf", ".json")
-MAX_LISTING = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -55,7 +73,14 @@ def parse(url: str) -> HfTarget:
         revision = urllib.parse.unquote(revision)
     if not re.fullmatch(r"[\w.-]+", org) or not re.fullmatch(r"[\w.-]+", name) or not revision:
         raise RemoteError(f"{url}: {org}/{name} is not a repository id", url)
-    return HfTarget(f"{org}/{name}", revision, "/".join(parts[2:]))
+    path = "/".join(parts[2:])
+    for what, value in (("repository id", f"{org}/{name}"), ("revision", revision),
+                        ("path", path)):
+        why = unsafe_path(value) if value else None
+        if why is not None:
+            raise UnsafePath(f"{url}: the {what} {value!r} has {why}: refused, nothing "
+                             "was requested", url)
+    return HfTarget(f"{org}/{name}", revision, path)
 
 
 def endpoint() -> str:
@@ -67,8 +92,13 @@ def endpoint() -> str:
     return str(constants.ENDPOINT).rstrip("/")
 
 
-def auth_headers() -> dict[str, str]:
-    """The Authorization header for the Hub, if a token is configured."""
+def auth_headers(url: str) -> dict[str, str]:
+    """The Authorization header for a request to ``url``: the token, when
+    one is configured and ``url`` is on the Hub's own origin over https
+    (or a loopback address); else none."""
+    hub = origin(endpoint())
+    if origin(url) != hub or (hub[0] != "https" and hub[1] not in LOOPBACK):
+        return {}
     from huggingface_hub import get_token
 
     token = get_token()
@@ -83,33 +113,79 @@ def resolve_url(t: HfTarget, rel: str) -> str:
 def open_file(url: str, opts: RemoteOptions, budget: Budget) -> HttpSource:
     require("huggingface_hub", "remote", url)
     t = parse(url)
-    return HttpSource(resolve_url(t, t.path), opts, budget, auth_headers(), t.display(t.path))
+    target = resolve_url(t, t.path)
+    return HttpSource(target, opts, budget, auth_headers(target), t.display(t.path))
 
 
 def list_files(t: HfTarget, opts: RemoteOptions, budget: Budget) -> list[tuple[str, int]]:
-    """(path, size) of every file under ``t.path`` at ``t.revision``."""
+    """(path, size) of every file under ``t.path`` at ``t.revision``
+    (raises RemoteError: a failed page, a budget, a page on another origin
+    or read twice)."""
     rev = urllib.parse.quote(t.revision, safe="")
     sub = f"/{urllib.parse.quote(t.path)}" if t.path else ""
     url: str | None = f"{endpoint()}/api/models/{t.repo}/tree/{rev}{sub}?recursive=true"
-    headers = auth_headers()
-    out: list[tuple[str, int]] = []
-    pages = 0
-    while url is not None and pages < 1000:
-        pages += 1
-        _, hdrs, body = http_get(url, headers, opts, budget, MAX_LISTING,
-                                 shown=f"{t.display(t.path)} (file listing)", want_range=False)
-        try:
-            entries = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise RemoteError(f"{t.display(t.path)}: the Hub's file listing is not JSON",
-                              t.root) from None
-        if not isinstance(entries, list):
-            raise RemoteError(f"{t.display(t.path)}: the Hub's file listing is not a list",
+    hub = origin(endpoint())
+    shown = f"{t.display(t.path)} (file listing)"
+    out: dict[str, int] = {}
+    seen: set[str] = set()
+    spent = entries = 0
+    while url is not None:
+        if url in seen:
+            raise RemoteError(f"{shown}: the listing's next page is a page already read; "
+                              "not followed", t.root)
+        if len(seen) >= MAX_LISTING_PAGES:
+            raise RemoteError(f"{shown}: the listing has more than {MAX_LISTING_PAGES} pages "
+                              "(the listing budget); name a folder (hf://ORG/REPO/DIR)",
                               t.root)
-        for e in entries:
+        if origin(url) != hub:
+            raise RemoteError(f"{shown}: the listing's next page is on another origin "
+                              f"({origin(url)[1]}); not followed", t.root)
+        seen.add(url)
+        got = http_get(url, auth_headers(url), opts, budget, MAX_LISTING_BYTES - spent + 1,
+                       shown=shown, want_range=False)
+        spent += len(got.body)
+        if spent > MAX_LISTING_BYTES:
+            raise RemoteError(f"{shown}: the listing exceeds {MAX_LISTING_BYTES:,} bytes (the "
+                              "listing budget); name a folder (hf://ORG/REPO/DIR)", t.root)
+        for e in _entries(got.body, shown, t.root):
+            entries += 1
+            if entries > MAX_LISTING_ENTRIES:
+                raise RemoteError(f"{shown}: the listing has more than "
+                                  f"{MAX_LISTING_ENTRIES:,} entries (the listing budget); "
+                                  "name a folder (hf://ORG/REPO/DIR)", t.root)
             if isinstance(e, dict) and e.get("type") == "file" and isinstance(e.get("path"), str):
                 size = e.get("size")
-                out.append((e["path"], size if isinstance(size, int) else -1))
-        m = _LINK_NEXT.search(hdrs.get("link", ""))
+                out[e["path"]] = size if isinstance(size, int) else -1
+        m = _LINK_NEXT.search(got.headers.get("link", ""))
         url = urllib.parse.urljoin(url, m.group(1)) if m else None
-    return sorted(out)
+    return sorted(out.items())
+
+
+def _entries(body: bytes, shown: str, root: str) -> Iterator[Any]:
+    """The elements of a JSON array, decoded one at a time (a page of a
+    million tiny elements is stopped by the entry budget, not built whole)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RemoteError(f"{shown}: the Hub's file listing is not UTF-8", root) from None
+    dec = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+    pos = ws.match(text, 0).end()  # type: ignore[union-attr]
+    if text[pos:pos + 1] != "[":
+        raise RemoteError(f"{shown}: the Hub's file listing is not a JSON list", root)
+    pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
+    if text[pos:pos + 1] == "]":
+        return
+    while True:
+        try:
+            item, pos = dec.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            raise RemoteError(f"{shown}: the Hub's file listing is not JSON", root) from None
+        yield item
+        pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+        sep = text[pos:pos + 1]
+        if sep == "]":
+            return
+        if sep != ",":
+            raise RemoteError(f"{shown}: the Hub's file listing is not JSON", root)
+        pos = ws.match(text, pos + 1).end()  # type: ignore[union-attr]
