@@ -107,8 +107,7 @@ def test_2a_layer_count_does_not_size_the_name_map(monkeypatch):
     from grit_scan.parsers import gguf_constants, roles
 
     sizes: list[int] = []
-    # the module roles builds its map with (gguf's tensor_mapping, loaded
-    # alone unless gguf is imported: parsers/gguf_constants.py)
+    # the module roles builds its map with (gguf's tensor_mapping)
     mapping = gguf_constants.tensor_mapping()
     real = mapping.get_tensor_name_map
 
