@@ -150,7 +150,7 @@ def _missing_shards_scan(d: Path, n: int) -> float:
     assert p.returncode == 1, p.stderr[-2000:]  # missing_shard is structural
     res = json.loads(p.stdout.strip().splitlines()[-1])
     assert sum(f["kind"] == "missing_shard" for f in res["report"]["findings"]) == n
-    return float(res["seconds"])
+    return float(res["cpu_seconds"])
 
 
 def test_2b_index_check_time_grows_linearly_with_missing_shards(tmp_path):
