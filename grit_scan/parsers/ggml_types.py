@@ -21,7 +21,7 @@ from .gguf_constants import constants
 
 if TYPE_CHECKING:
     from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
-else:  # gguf's type table, from gguf.constants alone (gguf_constants: no numpy)
+else:  # gguf's type table (gguf.constants, imported when a GGUF is first read)
     GGML_QUANT_SIZES = constants().GGML_QUANT_SIZES
     GGMLQuantizationType = constants().GGMLQuantizationType
 

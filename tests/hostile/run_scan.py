@@ -1,9 +1,10 @@
-"""Run `grit scan --json` in this process and report rc, time and peak RSS.
+"""Run `grit scan --json` in this process and report rc, CPU time and peak RSS.
 
-Used by the hostile-input tests as a subprocess, so each case's time and
-memory are its own: prints one JSON line {"rc", "seconds", "maxrss_mb",
+Used by the hostile-input tests as a subprocess, so each case's CPU time and
+memory are its own: prints one JSON line {"rc", "cpu_seconds", "maxrss_mb",
 "report"} on stdout (the report is the --json document), and exits with
-the scan's own exit code."""
+the scan's own exit code.  CPU time (user + system, every thread), not
+wall-clock time: a loaded machine stretches the one, not the other."""
 
 import io
 import json
@@ -14,11 +15,11 @@ from contextlib import redirect_stdout
 
 from grit_scan.cli import main
 
-t0 = time.perf_counter()
+t0 = time.process_time()
 buf = io.StringIO()
 with redirect_stdout(buf):
     rc = main(["scan", "--json", *sys.argv[1:]])
-elapsed = time.perf_counter() - t0
+cpu = time.process_time() - t0
 
 
 def peak_rss_mb() -> float:
@@ -39,6 +40,6 @@ try:
     report = json.loads(buf.getvalue())
 except ValueError:
     report = None
-print(json.dumps({"rc": rc, "seconds": elapsed, "maxrss_mb": rss, "report": report,
+print(json.dumps({"rc": rc, "cpu_seconds": cpu, "maxrss_mb": rss, "report": report,
                   "stdout": buf.getvalue() if report is None else ""}))
 sys.exit(rc)

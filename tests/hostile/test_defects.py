@@ -107,8 +107,7 @@ def test_2a_layer_count_does_not_size_the_name_map(monkeypatch):
     from grit_scan.parsers import gguf_constants, roles
 
     sizes: list[int] = []
-    # the module roles builds its map with (gguf's tensor_mapping, loaded
-    # alone unless gguf is imported: parsers/gguf_constants.py)
+    # the module roles builds its map with (gguf's tensor_mapping)
     mapping = gguf_constants.tensor_mapping()
     real = mapping.get_tensor_name_map
 
@@ -151,7 +150,7 @@ def _missing_shards_scan(d: Path, n: int) -> float:
     assert p.returncode == 1, p.stderr[-2000:]  # missing_shard is structural
     res = json.loads(p.stdout.strip().splitlines()[-1])
     assert sum(f["kind"] == "missing_shard" for f in res["report"]["findings"]) == n
-    return float(res["seconds"])
+    return float(res["cpu_seconds"])
 
 
 def test_2b_index_check_time_grows_linearly_with_missing_shards(tmp_path):
