@@ -194,7 +194,7 @@ def require(module: str, extra: str, url: str) -> None:
     try:
         importlib.import_module(module)
     except ImportError:
-        raise MissingExtra(f"{url}: {scheme(url)}:// URLs need the {module} package: "
+        raise MissingExtra(f"{redact(url)}: {scheme(url)}:// URLs need the {module} package: "
                            f"pip install 'grit-scan[{extra}]'") from None
 
 
