@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 import grit_scan
-from grit_scan.parsers.remote import Budget, RemoteError, RemoteOptions, open_source
+from grit_scan.parsers.remote import Budget, RemoteError, RemoteOptions
+from grit_scan.parsers.remote.collect import open_source
 
 sys.path.insert(0, os.path.dirname(__file__))
 from remote_loopback import Loopback  # noqa: E402

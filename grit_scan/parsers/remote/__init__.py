@@ -4,9 +4,10 @@ fsspec opens, behind the same ``ByteSource`` interface as a local file.
 * ``RemoteOptions`` (timeouts, retries, backoff, the per-run byte budget,
   the speculative first read) has sane defaults; ``Budget`` counts every
   byte and request of a run and refuses a fetch that would exceed it.
-* ``open_source(url)`` opens one file; ``collect.collect_url`` reads a
-  remote file or repository as one model, exactly as ``tree`` reads a
-  local directory.
+* ``collect.open_source(url)`` opens one file; ``collect.collect_url``
+  reads a remote file or repository as one model, exactly as ``tree``
+  reads a local directory.  This package module imports none of its
+  submodules (they import it).
 * A failed fetch raises ``RemoteError`` (a ``ReadError``) naming the URL
   and the HTTP status; the collector turns it into a finding on that file
   and the scan goes on.
@@ -30,10 +31,9 @@ from dataclasses import dataclass
 
 from ...artifact import ReadError
 from ...codec.errors import GritError
-from ..interface import ByteSource
 
 __all__ = ["Budget", "MissingExtra", "RemoteError", "RemoteOptions", "UnsafePath", "is_url",
-           "open_source", "redact", "scheme", "unsafe_path"]
+           "redact", "scheme", "unsafe_path"]
 
 # compiled where first used (re's cache), not at import: start-up, issue 15
 _SCHEME = r"^([A-Za-z][A-Za-z0-9+.-]*)://"
@@ -196,22 +196,3 @@ def require(module: str, extra: str, url: str) -> None:
     except ImportError:
         raise MissingExtra(f"{redact(url)}: {scheme(url)}:// URLs need the {module} package: "
                            f"pip install 'grit-scan[{extra}]'") from None
-
-
-def open_source(url: str, opts: RemoteOptions | None = None,
-                budget: Budget | None = None) -> ByteSource:
-    """One remote file as a ByteSource (raises RemoteError, MissingExtra)."""
-    opts = opts or RemoteOptions()
-    budget = budget or Budget(opts.budget)
-    sch = scheme(url)
-    if sch in ("http", "https"):
-        from .http import HttpSource
-
-        return HttpSource(url, opts, budget)
-    if sch == "hf":
-        from . import hf
-
-        return hf.open_file(url, opts, budget)
-    from .fsspec_source import FsspecSource
-
-    return FsspecSource(url, opts, budget)

@@ -355,3 +355,22 @@ def collect_url(url: str, scan: ScanInput, opts: RemoteOptions | None = None,
             scan.artifacts.append(_failed(art, exc))
         return
     read_tree(tree, scan, progress)
+
+
+def open_source(url: str, opts: RemoteOptions | None = None,
+                budget: Budget | None = None) -> ByteSource:
+    """One remote file as a ByteSource (raises RemoteError, MissingExtra)."""
+    opts = opts or RemoteOptions()
+    budget = budget or Budget(opts.budget)
+    sch = scheme(url)
+    if sch in ("http", "https"):
+        from .http import HttpSource
+
+        return HttpSource(url, opts, budget)
+    if sch == "hf":
+        from . import hf
+
+        return hf.open_file(url, opts, budget)
+    from .fsspec_source import FsspecSource
+
+    return FsspecSource(url, opts, budget)
