@@ -1,4 +1,4 @@
-"""The optional C helper (FNV-1a digests, GGUF string skipping).
+"""The optional C helper: the FNV-1a digest loops (grit_scan/codec/_fnv.c).
 
 Everything else is in pyproject.toml.  The extension is optional: without a
 C compiler the build still succeeds and grit_scan uses its pure-Python
@@ -14,8 +14,8 @@ args = [] if sys.platform == "win32" else ["-O3"]
 BANNER = """
 *****************************************************************************
 grit-scan: WARNING: the compiled helper (grit_scan.codec._fnv) could not be
-built ({reason}). grit will use its pure-Python fallback: GGUF headers read
-up to ~10x slower and --deep digests far slower. Install a C compiler and
+built ({reason}). grit will use its pure-Python fallback: --deep, manifest
+and payload digests run far slower. Install a C compiler and
 the Python headers (e.g. apt-get install gcc python3-dev) and reinstall
 without pip's cached wheel: pip install --no-cache-dir --force-reinstall.
 *****************************************************************************

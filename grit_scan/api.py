@@ -35,7 +35,7 @@ __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath
            "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
 
 SLOW_PATH = ("running the pure-Python fallback: the compiled helper (grit_scan.codec._fnv) "
-             "was not built, so GGUF headers and --deep digests are slower (grit --version "
+             "was not built, so digests (--deep, manifests) are slower (grit --version "
              "says which is in use)")
 
 Progress = Callable[[int, int], None]

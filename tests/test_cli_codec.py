@@ -101,7 +101,7 @@ def test_check_payload_digest(tmp_path, capsys):
 def test_check_payload_digest_at_every_level(tmp_path, capsys, level, extra):
     """The digest printed is §6.5's over the planes the §7.3 sizes cut
     (surplus bytes in the last plane that has a size), whether the payload
-    is kept (levels 2-3) or only streamed (0-1): the independent reference
+    is kept (level 3) or only streamed (0-2): the independent reference
     of tests/ref_ids.py, over a payload with ``extra`` bytes."""
     payload = S.B1_PAYLOAD + bytes(range(256)) * (extra // 256) + bytes(extra % 256)
     f = tmp_path / "p.bin"
@@ -113,6 +113,21 @@ def test_check_payload_digest_at_every_level(tmp_path, capsys, level, extra):
     want = ref_digest([payload[:16], payload[16:], b"", b""])
     assert json.loads(out)["digest"] == f"{want:032x}"
     assert code == (0 if extra == 0 or level == "0" else 1)
+
+
+@pytest.mark.parametrize("meta,status", [(b"\xcc" * 4, "OK"), (b"\xc3\xcc\xcc\xcc",
+                                                                "DigestMismatch")])
+def test_check_payload_file_reads_the_sparsity_metadata_at_level_2(tmp_path, capsys, meta,
+                                                                   status):
+    """SPORDER_ASC_LSB (§7.4): level 2 reads the aux plane of the payload
+    file, not only its digest (the planes of tests/test_check.py)."""
+    f = tmp_path / "i8.bin"
+    f.write_bytes(bytes([0x7F, 0x2A] * 8) + bytes([0x0C, 0x26]) + meta)
+    code, out, _ = run(capsys, "check", "--desc", S.A4_HEX["GRADE_I8S24"], "--shape", "32",
+                       "--payload-file", str(f), "--level", "2", "--json")
+    js = json.loads(out)
+    assert js["status"] == status and code == (status != "OK")
+    assert status == "OK" or (js["step"], js["plane"]) == (5, 3)
 
 
 def test_check_payload_file_must_be_a_regular_file(tmp_path, capsys):

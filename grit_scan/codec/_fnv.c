@@ -66,7 +66,7 @@ static int state128(const Py_buffer *st, u128 *out) {
 
 /* fnv1a128_update(state: bytes[16], data: buffer, pos: int, n: int) -> bytes[16]
  * The state after hashing data[pos : pos + n], continuing from ``state``. */
-static PyObject *fnv1a128_update(PyObject *self, PyObject *args) {
+static PyObject *fnv1a128_update(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer st, buf;
     Py_ssize_t pos, n;
     if (!PyArg_ParseTuple(args, "y*y*nn", &st, &buf, &pos, &n)) return NULL;
@@ -97,7 +97,7 @@ static PyObject *fnv1a128_update(PyObject *self, PyObject *args) {
  * interleaved chains keep the multiplier busy and hash about twice the
  * bytes per cycle on one core.  Each state is exactly what fnv1a128_update
  * gives for its stream. */
-static PyObject *fnv1a128_update2(PyObject *self, PyObject *args) {
+static PyObject *fnv1a128_update2(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer sa, a, sb, b;
     Py_ssize_t pa, pb, n;
     if (!PyArg_ParseTuple(args, "y*y*ny*y*nn", &sa, &a, &pa, &sb, &b, &pb, &n)) return NULL;
@@ -131,7 +131,7 @@ static PyObject *fnv1a128_update2(PyObject *self, PyObject *args) {
 
 /* fnv1a64_update(state: int, data: buffer, pos: int, n: int) -> int
  * ``state`` must be in [0, 2^64): anything else raises OverflowError. */
-static PyObject *fnv1a64_update(PyObject *self, PyObject *args) {
+static PyObject *fnv1a64_update(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *state;
     Py_buffer buf;
     Py_ssize_t pos, n;
@@ -169,6 +169,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_fnv", "FNV-1a digest loops (GRIT v1 §6.1)", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__fnv(void) { return PyModule_Create(&module); }

@@ -291,16 +291,23 @@ def sparse_order_violation(
     return None
 
 
-def _step5(d: Descriptor, sz: PlaneSizes, planes: Sequence[bytes | memoryview | None],
+def _step5(d: Descriptor, sz: PlaneSizes, planes: Sequence[bytes | memoryview | None] | None,
            expected_digest: bytes | None, planes_digest: bytes | None) -> None:
     if expected_digest is not None:
-        got = digest_planes(planes) if planes_digest is None else planes_digest
+        if planes_digest is not None:
+            got = planes_digest
+        else:
+            assert planes is not None
+            got = digest_planes(planes)
         if got != expected_digest:
             raise _fail(Status.DIGEST_MISMATCH, 5, "digest",
                         f"plane digest is {got.hex()}; the descriptor's owner expected "
                         f"{expected_digest.hex()}: the bytes are not the ones that were described",
                         expected=expected_digest.hex(), actual=got.hex())
-    if d.flags & F_SPARSE and d.sp_order == SPORDER_ASC_LSB:
+    if needs_contents(d):
+        if planes is None:
+            raise GritValueError("SPORDER_ASC_LSB metadata order is checked on the aux "
+                                 "plane's contents; pass planes")
         metabits = SP_META_BITS.get(d.sp_meta_fmt, 0)
         aux_plane = planes[Plane.AUX]
         aux = aux_plane if aux_plane is not None else b""
@@ -333,8 +340,9 @@ def grit_check(
 
     ``plane_bytes`` are the four plane lengths; when omitted they are taken
     from ``planes``.  Level 2 and above need ``planes`` (the contents).
-    ``planes_digest``: the §6.5 digest of ``planes`` when the caller has it
-    already (hashed while it read them), so step 5 does not hash them again.
+    ``planes_digest``: the §6.5 digest of the planes when the caller has it
+    already (hashed while it read them), so step 5 does not hash them again;
+    with it, level 2 needs ``planes`` only where ``needs_contents`` says so.
     """
     if level not in tuple(CheckLevel):
         raise GritValueError(f"check level must be 0..3; got {level}")
@@ -345,7 +353,8 @@ def grit_check(
             plane_bytes = [0 if p is None else len(p) for p in planes]
     if plane_bytes is None or len(plane_bytes) != 4:
         raise GritValueError("plane_bytes are four integers: data, scale0, scale1, aux")
-    if level >= CheckLevel.CONTENT and planes is None:
+    if level >= CheckLevel.CONTENT and planes is None and (
+            planes_digest is None or level >= CheckLevel.PROBES):
         raise GritValueError(f"check level {level} reads plane contents; pass planes")
     # numpy integers count too; none can exist before numpy is imported
     np = sys.modules.get("numpy")
@@ -370,7 +379,6 @@ def grit_check(
         _step3(d)
         sz = _step4(d, shape, plane_bytes)
         if level >= CheckLevel.CONTENT:
-            assert planes is not None
             _step5(d, sz, planes, expected_digest, planes_digest)
     except _Fail as f:
         return CheckResult(f.status, f.detail)
@@ -381,6 +389,12 @@ def grit_check(
         assert planes is not None
         warnings = tuple(probe(d, shape, [b"" if p is None else p for p in planes]))
     return CheckResult(Status.OK, sizes=sz, warnings=warnings)
+
+
+def needs_contents(d: Descriptor) -> bool:
+    """Whether level 2 reads plane contents beyond their digest: the §7.4
+    order of SPORDER_ASC_LSB sparsity metadata (the aux plane)."""
+    return bool(d.flags & F_SPARSE) and d.sp_order == SPORDER_ASC_LSB
 
 
 def grit_check_or_raise(*args: object, **kwargs: object) -> CheckResult:

@@ -19,7 +19,7 @@ import typer
 from ..codec import descriptor as desc_mod
 from ..codec import explain as explain_mod
 from ..codec.base32 import encode as b32
-from ..codec.check import PlaneSizes, grit_check, plane_sizes
+from ..codec.check import PlaneSizes, grit_check, needs_contents, plane_sizes
 from ..codec.errors import GritError, GritValueError, Status
 from ..codec.fingerprint import digest_read_ahead, gid
 from ..codec.grade import registry, resolve
@@ -151,8 +151,10 @@ def check_cmd(
             sizes = plane_sizes(d, dims)
         except Exception:  # noqa: BLE001 - sizes unknown: the check reports why
             sizes = None
-        # the contents are kept only for the level that reads them
-        pb, payload_digest, planes = _payload(payload_file, sizes, keep=level >= 2)
+        # the contents are kept only where a level reads more than their
+        # digest: probes (3), the sparsity metadata order (2)
+        keep = level >= 3 or (level == 2 and needs_contents(d))
+        pb, payload_digest, planes = _payload(payload_file, sizes, keep)
     else:
         assert plane_bytes is not None
         pb = parse_int_list(plane_bytes, "--plane-bytes", count=4)
