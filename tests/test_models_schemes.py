@@ -358,3 +358,40 @@ def test_decode_json_errors_are_json_on_stdout(tmp_path, capsys):
         assert main(["decode", "--json", spec]) == 4
         doc = json.loads(capsys.readouterr().out)
         assert doc["tensor"] == spec and doc["error"] and doc["exit_code"] == 4
+
+
+@pytest.mark.parametrize("alias,spelled", [
+    ("nvfp4", "grit1(e=e2m1,k0=16,s0=e4m3,k1=0,s1=binary32,esr=ratiomaxabs)"),
+    ("mxfp4", "grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs)"),
+    # OCP MX v1.0 MXFP8: E4M3 elements, one E8M0 scale per 32, floor(log2 amax) - emax
+    ("mxfp8", "grit1(e=e4m3,k0=32,s0=e8m0,esr=exp2floormaxabs)"),
+])
+def test_grade_names_and_aliases(alias, spelled, capsys):
+    capsys.readouterr()
+    assert main(["grade", "--json", alias]) == 0
+    by_alias = json.loads(capsys.readouterr().out)
+    assert main(["grade", "--json", spelled]) == 0
+    assert json.loads(capsys.readouterr().out) == by_alias
+    # explain takes the same names
+    assert main(["explain", alias, spelled]) == 0
+
+
+def test_an_unknown_or_ambiguous_grade_name_lists_the_names(capsys):
+    for word in ("fp8", "nvfp5"):
+        capsys.readouterr()
+        assert main(["grade", word]) == 64
+        err = capsys.readouterr().err
+        assert all(n in err for n in ("mxfp4", "nvf4", "nvfp4", "mxfp8")), err
+
+
+def test_the_conformance_vectors_ship_with_the_package(tmp_path, monkeypatch, capsys):
+    from importlib.resources import files
+
+    shipped = files("grit_scan.codec").joinpath("vectors.json").read_bytes()
+    assert shipped == (FIX / "conformance" / "vectors.json").read_bytes()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"codec/vectors.json"' in pyproject  # package data, in a wheel too
+    monkeypatch.chdir(tmp_path)  # no checkout around
+    capsys.readouterr()
+    assert main(["vectors", "verify"]) == 0
+    assert "vectors hold" in capsys.readouterr().out
