@@ -395,3 +395,29 @@ def test_the_conformance_vectors_ship_with_the_package(tmp_path, monkeypatch, ca
     capsys.readouterr()
     assert main(["vectors", "verify"]) == 0
     assert "vectors hold" in capsys.readouterr().out
+
+
+# --- 6. the library ----------------------------------------------------------
+
+def test_the_library_surface():
+    import pickle
+    import pydoc
+
+    text = pydoc.render_doc(grit_scan, renderer=pydoc.plaintext)
+    assert "scan(paths" in text and "Raises" in text
+    assert issubclass(grit_scan.NoSuchPath, grit_scan.GritValueError)
+    assert issubclass(grit_scan.GritValueError, grit_scan.GritError)
+    with pytest.raises(grit_scan.NoSuchPath):
+        grit_scan.scan("/nonexistent/grit")
+    with pytest.raises(grit_scan.GritValueError):
+        grit_scan.scan(str(FIX / "sample"), select="no_such_kind")
+    r = grit_scan.scan(str(FIX / "sample"), jobs=1)
+    assert isinstance(r.exit_code, int) and r.exit_code == r.exit_codes["graded"] == 1
+    assert r.exit_code_for("simple") == r.exit_codes["simple"]
+    assert r.summary == r.to_json()["summary"]
+    assert len(repr(r)) < 300 and "findings=7" in repr(r)
+    for f in r.findings:
+        assert json.loads(json.dumps(f.detail)) == f.to_json()["detail"]
+        with pytest.raises(TypeError):
+            f.detail["x"] = 1  # what a rule said cannot be changed
+        assert pickle.loads(pickle.dumps(f)) == f
