@@ -421,3 +421,24 @@ def test_the_library_surface():
         with pytest.raises(TypeError):
             f.detail["x"] = 1  # what a rule said cannot be changed
         assert pickle.loads(pickle.dumps(f)) == f
+
+
+# --- 7. unaudited weights are named ------------------------------------------
+
+def test_unaudited_weights_are_named_in_the_summary(tmp_path, capsys):
+    for f in (PROD / "ct" / "mxfp8").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    clean = grit_scan.scan([str(tmp_path)], jobs=1).exit_codes
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04K\x01.")  # pickle protocol 4: 1
+    (tmp_path / "model.onnx").write_bytes(b"\x08\x07")
+    r = grit_scan.scan([str(tmp_path)], jobs=1)
+    assert r.exit_codes == clean  # the exit code stays as the spec says
+    got = {(Path(x["path"]).name, x["kind"]) for x in r.summary["not_audited"]}
+    assert got == {("pytorch_model.bin", "pickle"), ("model.onnx", "other_weights")}
+    text = r.summary["text"]
+    assert "not audited:" in text and "pytorch_model.bin (pickle)" in text
+    assert "modelscan" in text and "fickling" in text
+    for fmt in ("concise", "full", "grouped", "github"):
+        capsys.readouterr()
+        assert main(["scan", "--output-format", fmt, str(tmp_path)]) == clean["graded"]
+        assert "pytorch_model.bin (pickle)" in capsys.readouterr().out, fmt

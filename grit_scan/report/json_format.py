@@ -192,7 +192,7 @@ def listed(report: Report) -> list[Artifact]:
 
 def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any]:
     """The document's ``summary`` (``Report.summary``)."""
-    from .formats import summary_line
+    from .formats import not_audited, summary_line
 
     ckpt = listed(report) if ckpt is None else ckpt
     counts = Counter(f.severity for f in report.findings)
@@ -203,6 +203,7 @@ def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any
         "quantized": sum(len(a.quantized) for a in ckpt if a.format is not Format.MANIFEST),
         "findings": {s.value: counts.get(s, 0) for s in Severity},
         "text": summary_line(report),
+        "not_audited": not_audited(report),
     }
 
 
