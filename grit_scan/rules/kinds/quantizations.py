@@ -112,7 +112,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
 
 
 _WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
-_LISTING = 120  # characters of the listing a message carries; the detail has all
+_LISTING = 160  # characters of the listing a message carries; the detail has all
 
 
 def _name(key: str, where: str) -> str:
