@@ -442,3 +442,29 @@ def test_unaudited_weights_are_named_in_the_summary(tmp_path, capsys):
         capsys.readouterr()
         assert main(["scan", "--output-format", fmt, str(tmp_path)]) == clean["graded"]
         assert "pytorch_model.bin (pickle)" in capsys.readouterr().out, fmt
+
+
+def test_hf_operands_follow_planes_into_other_shards(capsys, monkeypatch):
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from remote_loopback import Loopback
+
+    srv = Loopback(repos={"fx/fp8": str(PROD / "ct" / "fp8-dynamic-sharded"),
+                          "fx/nvfp4": str(PROD / "ct" / "nvfp4a16-sharded")}).start()
+    try:
+        monkeypatch.setenv("HF_ENDPOINT", srv.url)
+        name = SPLIT + ".weight"
+        capsys.readouterr()
+        assert main(["decode", "--json", f"{PROD / 'ct' / 'fp8-dynamic-sharded'}::{name}"]) == 0
+        local = json.loads(capsys.readouterr().out)
+        assert main(["decode", "--json", f"hf://fx/fp8::{name}"]) == 0
+        remote = json.loads(capsys.readouterr().out)
+        assert remote["decoded_f32_bits"] == local["decoded_f32_bits"]
+        assert remote["shape"] == local["shape"] and remote["gid"] == local["gid"]
+        assert main(["decode", "--json",
+                     "hf://fx/nvfp4::model.layers.0.self_attn.q_proj.weight"]) == 4
+        assert "DIVISOR" in json.loads(capsys.readouterr().out)["reason"]
+    finally:
+        srv.stop()
