@@ -88,11 +88,18 @@ def summary_line(report: Report) -> str:
     # quantizations listing) or on a path that was not read is told apart
     paths = {f.path for f in fs}
     on_files = len(paths & files)
-    others = len(paths - files)
-    where = (f" in {on_files} of {_plural(total, 'file', 'files')}" if total
-             else "; no file was read")
-    if others and total:
-        where += f" and on {_plural(others, 'other path', 'other paths')}"
+    metadata = {a.path for a in report.artifacts} - files  # configs and manifests
+    extra = [_plural(n, *what) for n, what in (
+        (len((paths - files) & metadata), ("config or manifest file",
+                                           "config or manifest files")),
+        (len(paths - files - metadata), ("other path", "other paths"))) if n]
+    if not total:
+        where = "; no file was read"
+    elif on_files or not extra:
+        where = f" in {on_files} of {_plural(total, 'file', 'files')}"
+        where += "".join(f" and on {e}" for e in extra)
+    else:
+        where = f" on {' and '.join(extra)} ({_plural(total, 'file', 'files')} read)"
     return (f"Found {_plural(len(fs), 'finding', 'findings')}: {', '.join(parts)}{where}"
             + _not_audited_text(report))
 
