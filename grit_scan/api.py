@@ -429,7 +429,6 @@ def scan_model(target: str, deep: bool = False, remote: RemoteOptions | None = N
     or as Dask tasks.  Returns ``{"target", "exit_code", "report"}`` (the
     ``scan --json`` object) or ``{"target", "error"}``; never raises for the
     target's contents."""
-    from .report.policy import ExitPolicy
 
     root = target
     if not is_url(target) and not os.path.exists(target) and _looks_like_repo_id(target):
@@ -438,7 +437,7 @@ def scan_model(target: str, deep: bool = False, remote: RemoteOptions | None = N
         report = scan([root], deep=deep, select=select, ignore=ignore, jobs=1, remote=remote)
     except (GritValueError, MissingExtra, ReadError) as exc:
         return {"target": target, "error": str(exc)}
-    return {"target": target, "exit_code": report.exit_code(ExitPolicy.GRADED),
+    return {"target": target, "exit_code": report.exit_code,
             "report": report.to_json()}
 
 

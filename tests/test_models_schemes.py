@@ -358,3 +358,113 @@ def test_decode_json_errors_are_json_on_stdout(tmp_path, capsys):
         assert main(["decode", "--json", spec]) == 4
         doc = json.loads(capsys.readouterr().out)
         assert doc["tensor"] == spec and doc["error"] and doc["exit_code"] == 4
+
+
+@pytest.mark.parametrize("alias,spelled", [
+    ("nvfp4", "grit1(e=e2m1,k0=16,s0=e4m3,k1=0,s1=binary32,esr=ratiomaxabs)"),
+    ("mxfp4", "grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs)"),
+    # OCP MX v1.0 MXFP8: E4M3 elements, one E8M0 scale per 32, floor(log2 amax) - emax
+    ("mxfp8", "grit1(e=e4m3,k0=32,s0=e8m0,esr=exp2floormaxabs)"),
+])
+def test_grade_names_and_aliases(alias, spelled, capsys):
+    capsys.readouterr()
+    assert main(["grade", "--json", alias]) == 0
+    by_alias = json.loads(capsys.readouterr().out)
+    assert main(["grade", "--json", spelled]) == 0
+    assert json.loads(capsys.readouterr().out) == by_alias
+    # explain takes the same names
+    assert main(["explain", alias, spelled]) == 0
+
+
+def test_an_unknown_or_ambiguous_grade_name_lists_the_names(capsys):
+    for word in ("fp8", "nvfp5"):
+        capsys.readouterr()
+        assert main(["grade", word]) == 64
+        err = capsys.readouterr().err
+        assert all(n in err for n in ("mxfp4", "nvf4", "nvfp4", "mxfp8")), err
+
+
+def test_the_conformance_vectors_ship_with_the_package(tmp_path, monkeypatch, capsys):
+    from importlib.resources import files
+
+    shipped = files("grit_scan.codec").joinpath("vectors.json").read_bytes()
+    assert shipped == (FIX / "conformance" / "vectors.json").read_bytes()
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"codec/vectors.json"' in pyproject  # package data, in a wheel too
+    monkeypatch.chdir(tmp_path)  # no checkout around
+    capsys.readouterr()
+    assert main(["vectors", "verify"]) == 0
+    assert "vectors hold" in capsys.readouterr().out
+
+
+# --- 6. the library ----------------------------------------------------------
+
+def test_the_library_surface():
+    import pickle
+    import pydoc
+
+    text = pydoc.render_doc(grit_scan, renderer=pydoc.plaintext)
+    assert "scan(paths" in text and "Raises" in text
+    assert issubclass(grit_scan.NoSuchPath, grit_scan.GritValueError)
+    assert issubclass(grit_scan.GritValueError, grit_scan.GritError)
+    with pytest.raises(grit_scan.NoSuchPath):
+        grit_scan.scan("/nonexistent/grit")
+    with pytest.raises(grit_scan.GritValueError):
+        grit_scan.scan(str(FIX / "sample"), select="no_such_kind")
+    r = grit_scan.scan(str(FIX / "sample"), jobs=1)
+    assert isinstance(r.exit_code, int) and r.exit_code == r.exit_codes["graded"] == 1
+    assert r.exit_code_for("simple") == r.exit_codes["simple"]
+    assert r.summary == r.to_json()["summary"]
+    assert len(repr(r)) < 300 and "findings=7" in repr(r)
+    for f in r.findings:
+        assert json.loads(json.dumps(f.detail)) == f.to_json()["detail"]
+        with pytest.raises(TypeError):
+            f.detail["x"] = 1  # what a rule said cannot be changed
+        assert pickle.loads(pickle.dumps(f)) == f
+
+
+# --- 7. unaudited weights are named ------------------------------------------
+
+def test_unaudited_weights_are_named_in_the_summary(tmp_path, capsys):
+    for f in (PROD / "ct" / "mxfp8").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    clean = grit_scan.scan([str(tmp_path)], jobs=1).exit_codes
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04K\x01.")  # pickle protocol 4: 1
+    (tmp_path / "model.onnx").write_bytes(b"\x08\x07")
+    r = grit_scan.scan([str(tmp_path)], jobs=1)
+    assert r.exit_codes == clean  # the exit code stays as the spec says
+    got = {(Path(x["path"]).name, x["kind"]) for x in r.summary["not_audited"]}
+    assert got == {("pytorch_model.bin", "pickle"), ("model.onnx", "other_weights")}
+    text = r.summary["text"]
+    assert "not audited:" in text and "pytorch_model.bin (pickle)" in text
+    assert "modelscan" in text and "fickling" in text
+    for fmt in ("concise", "full", "grouped", "github"):
+        capsys.readouterr()
+        assert main(["scan", "--output-format", fmt, str(tmp_path)]) == clean["graded"]
+        assert "pytorch_model.bin (pickle)" in capsys.readouterr().out, fmt
+
+
+def test_hf_operands_follow_planes_into_other_shards(capsys, monkeypatch):
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from remote_loopback import Loopback
+
+    srv = Loopback(repos={"fx/fp8": str(PROD / "ct" / "fp8-dynamic-sharded"),
+                          "fx/nvfp4": str(PROD / "ct" / "nvfp4a16-sharded")}).start()
+    try:
+        monkeypatch.setenv("HF_ENDPOINT", srv.url)
+        name = SPLIT + ".weight"
+        capsys.readouterr()
+        assert main(["decode", "--json", f"{PROD / 'ct' / 'fp8-dynamic-sharded'}::{name}"]) == 0
+        local = json.loads(capsys.readouterr().out)
+        assert main(["decode", "--json", f"hf://fx/fp8::{name}"]) == 0
+        remote = json.loads(capsys.readouterr().out)
+        assert remote["decoded_f32_bits"] == local["decoded_f32_bits"]
+        assert remote["shape"] == local["shape"] and remote["gid"] == local["gid"]
+        assert main(["decode", "--json",
+                     "hf://fx/nvfp4::model.layers.0.self_attn.q_proj.weight"]) == 4
+        assert "DIVISOR" in json.loads(capsys.readouterr().out)["reason"]
+    finally:
+        srv.stop()

@@ -75,10 +75,10 @@ def test_select_by_prefix_on_the_sample():
                       Severity.INFO: 0}
     only = grit_scan.scan([str(SAMPLE)], select="GRIT2")
     assert len(only.findings) == 3 and all(f.code.startswith("GRIT2") for f in only.findings)
-    assert only.exit_code() == 2
+    assert only.exit_code == 2
     rest = grit_scan.scan([str(SAMPLE)], ignore="GRIT1,GRIT2")
     assert {f.severity for f in rest.findings} == {Severity.WARNING}
-    assert rest.exit_code() == 3
+    assert rest.exit_code == 3
 
 
 def test_grit_rule_prints_the_documentation(capsys):

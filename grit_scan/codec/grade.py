@@ -342,10 +342,48 @@ def by_name(name: str) -> Grade | None:
     return REGISTERED.get(key)
 
 
+# Common names people use for grades, each with the grade it means.  An
+# alias is not a registered name: MXFP8 (OCP MX v1.0, E4M3 elements with an
+# E8M0 scale per 32) has a grade string but no grade_id of the six.
+ALIASES: Mapping[str, str] = MappingProxyType({
+    "NVFP4": "GRADE_NVF4",
+    "NVFP4_RTZ": "GRADE_NVF4_RTZ",
+    "Q4_K": "GRADE_Q4KS",
+    "MXFP8": "grit1(e=e4m3,k0=32,s0=e8m0,esr=exp2floormaxabs)",
+})
+# names that mean several grades: resolve() says which to choose among
+AMBIGUOUS: Mapping[str, str] = MappingProxyType({
+    "FP8": "FP8 names a family, not one grade: its scale is per tensor, per channel or "
+           "per block, in binary32 or bfloat16; give a grade string such as "
+           "grit1(e=e4m3,k0=128,s0=binary32,esr=ratiomaxabs), or mxfp8",
+})
+
+
+def names() -> list[str]:
+    """Every name ``resolve`` takes, lower case: the registered names
+    (without GRADE_) then the aliases."""
+    return ([n.removeprefix("GRADE_").lower() for n in REGISTERED]
+            + [a.lower() for a in ALIASES])
+
+
 def resolve(text: str) -> Grade:
-    """A registered name or a grade string."""
+    """A registered name (case-insensitive, with or without GRADE_), an
+    alias (``nvfp4``, ``mxfp8``, ...) or a grade string.  A word that is
+    none of them raises GritValueError listing the names."""
     g = by_name(text)
-    return g if g is not None else parse_grade(text)
+    if g is not None:
+        return g
+    key = text.strip().upper().removeprefix("GRADE_")
+    alias = ALIASES.get(key)
+    if alias is not None:
+        return by_name(alias) or parse_grade(alias)
+    if key in AMBIGUOUS:
+        raise GritValueError(f"{AMBIGUOUS[key]} (grade names: {', '.join(names())})")
+    if "(" not in text and text.strip().replace("_", "").replace("-", "").isalnum():
+        raise GritValueError(f"unknown grade name {text.strip()!r}: the names are "
+                             f"{', '.join(names())}; or give a grade string "
+                             "grit1(key=value,...)")
+    return parse_grade(text)
 
 
 def registry(extra: Iterable[Grade] = ()) -> dict[int, Grade]:

@@ -209,13 +209,22 @@ def vectors_gen(
                f"{len(suite['supersedes'])} supersedes demos to {out}")
 
 
+def shipped_vectors() -> bytes:
+    """The conformance suite shipped in the package (grit_scan/codec/
+    vectors.json, identical to fixtures/conformance/vectors.json)."""
+    from importlib.resources import files
+
+    return files("grit_scan.codec").joinpath("vectors.json").read_bytes()
+
+
 @vectors_app.command("verify")
 def vectors_verify(
-    path: Path = typer.Argument(DEFAULT_VECTORS, metavar="[PATH]", help="A vectors.json."),
+    path: Path | None = typer.Argument(
+        None, metavar="[PATH]", help="A vectors.json (default: the suite shipped with grit)."),
 ) -> None:
     """Re-derive every vector; exit 0 only if all hold."""
     try:
-        suite = json.loads(_read(path, "vectors"))
+        suite = json.loads(_read(path, "vectors") if path is not None else shipped_vectors())
     except ValueError as exc:
         raise UsageError(f"{path}: not JSON ({exc})") from None
     if not isinstance(suite, dict):

@@ -206,7 +206,8 @@ HELP = {
         '  --layouts FILE       JSON map of class-0x8 placement words (hex) to layout\n'
         '                       expressions.\n'
         '  --out FILE           Write little-endian binary32 values here.\n'
-        '  --json               Print decoded bits, gid, gid_base32.\n'
+        '  --json               Print one JSON document: shape, grade, gid, values,\n'
+        '                       bits.\n'
         '  -h, --help           Show this message and exit.\n'
     ),
     'encode': (

@@ -252,9 +252,9 @@ def _scan_and_emit(targets: list[str], fmt: OutputFormat, exit_policy: ExitPolic
         error_line(empty)
         # what was found on the way (a link out of the root) is still shown
         if fmt not in (OutputFormat.JSON, OutputFormat.SARIF) and not report.findings:
-            return report.exit_code(exit_policy)
+            return report.exit_code_for(exit_policy)
     emit(report, fmt, RenderOptions(policy=exit_policy, statistics=statistics), output_file)
-    return report.exit_code(exit_policy)
+    return report.exit_code_for(exit_policy)
 
 
 def output_format_of(fmt: OutputFormat, as_json: bool, as_sarif: bool) -> OutputFormat:

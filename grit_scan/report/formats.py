@@ -70,7 +70,9 @@ def files_total(report: Report) -> int:
 def summary_line(report: Report) -> str:
     """``Found 7 findings: 1 structural, 3 disagreements, 3 warnings in 3 of 5 files``
     (findings on folders, models or paths that were not read are counted
-    apart: ``... in 4 of 4 files and on 1 other path``)."""
+    apart: ``... in 4 of 4 files and on 1 other path``), then the weight
+    files that were not audited, by name (``; not audited:
+    pytorch_model.bin (pickle) (audit pickles with ...)``)."""
     from .json_format import listed
 
     files = {a.path for a in listed(report)}
@@ -78,20 +80,53 @@ def summary_line(report: Report) -> str:
     fs = report.findings
     if not fs:
         if not total:
-            return "No checkpoint found: no file was read"
-        return f"No findings in {_plural(total, 'file', 'files')}"
+            return "No checkpoint found: no file was read" + _not_audited_text(report)
+        return f"No findings in {_plural(total, 'file', 'files')}" + _not_audited_text(report)
     counts = Counter(f.severity for f in fs)
     parts = [_plural(counts[s], *_NOUN[s]) for s in Severity if counts[s]]
     # files are counted as files: a finding on a folder or a model (the
     # quantizations listing) or on a path that was not read is told apart
     paths = {f.path for f in fs}
     on_files = len(paths & files)
-    others = len(paths - files)
-    where = (f" in {on_files} of {_plural(total, 'file', 'files')}" if total
-             else "; no file was read")
-    if others and total:
-        where += f" and on {_plural(others, 'other path', 'other paths')}"
-    return f"Found {_plural(len(fs), 'finding', 'findings')}: {', '.join(parts)}{where}"
+    metadata = {a.path for a in report.artifacts} - files  # configs and manifests
+    extra = [_plural(n, *what) for n, what in (
+        (len((paths - files) & metadata), ("config or manifest file",
+                                           "config or manifest files")),
+        (len(paths - files - metadata), ("other path", "other paths"))) if n]
+    if not total:
+        where = "; no file was read"
+    elif on_files or not extra:
+        where = f" in {on_files} of {_plural(total, 'file', 'files')}"
+        where += "".join(f" and on {e}" for e in extra)
+    else:
+        where = f" on {' and '.join(extra)} ({_plural(total, 'file', 'files')} read)"
+    return (f"Found {_plural(len(fs), 'finding', 'findings')}: {', '.join(parts)}{where}"
+            + _not_audited_text(report))
+
+
+NOT_AUDITED_SHOWN = 3  # unaudited weight files a summary line names
+PICKLE_SCANNER = "a pickle scanner such as modelscan or fickling"
+_WEIGHT_KIND = {"pickle": "pickle", "other_weights": "other weights format"}
+
+
+def not_audited(report: Report) -> list[dict[str, str]]:
+    """Weight files the scan skipped because they are not safetensors or
+    GGUF (pickles, .pt, .bin, .onnx, ...): ``{"path", "kind"}`` each."""
+    return [{"path": s["path"], "kind": s["kind"]} for s in report.skipped
+            if s.get("kind") in _WEIGHT_KIND]
+
+
+def _not_audited_text(report: Report) -> str:
+    items = not_audited(report)
+    if not items:
+        return ""
+    shown = ", ".join(f"{i['path']} ({_WEIGHT_KIND[i['kind']]})"
+                      for i in items[:NOT_AUDITED_SHOWN])
+    more = (f" and {len(items) - NOT_AUDITED_SHOWN} more" if len(items) > NOT_AUDITED_SHOWN
+            else "")
+    pickles = any(i["kind"] == "pickle" for i in items)
+    return (f"; not audited: {shown}{more}"
+            + (f" (audit pickles with {PICKLE_SCANNER})" if pickles else ""))
 
 
 def next_step(report: Report) -> str | None:

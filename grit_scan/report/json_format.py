@@ -200,12 +200,28 @@ def listed(report: Report) -> list[Artifact]:
             if a.format not in (Format.CONFIG, Format.MANIFEST) or not a.parsed]
 
 
+def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any]:
+    """The document's ``summary`` (``Report.summary``)."""
+    from .formats import not_audited, summary_line
+
+    ckpt = listed(report) if ckpt is None else ckpt
+    counts = Counter(f.severity for f in report.findings)
+    return {
+        "files": len(ckpt),
+        "parsed": sum(1 for a in ckpt if a.parsed),
+        "tensors": sum(len(a.tensors) for a in ckpt),
+        "quantized": sum(len(a.quantized) for a in ckpt if a.format is not Format.MANIFEST),
+        "findings": {s.value: counts.get(s, 0) for s in Severity},
+        "text": summary_line(report),
+        "not_audited": not_audited(report),
+    }
+
+
 def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
     """The document; with ``lazy`` its tensor records are built as
     ``json_text.dump`` writes them (the CLI's path), not all at once."""
-    from .formats import next_step, summary_line
+    from .formats import next_step
 
-    counts = Counter(f.severity for f in report.findings)
     ckpt = listed(report)
     return {
         "report_version": REPORT_VERSION,
@@ -214,14 +230,7 @@ def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
         "deep": report.deep,
         "exit_codes": report.exit_codes,
         "fail_on": report.fail_on.to_json(),
-        "summary": {
-            "files": len(ckpt),
-            "parsed": sum(1 for a in ckpt if a.parsed),
-            "tensors": sum(len(a.tensors) for a in ckpt),
-            "quantized": sum(len(a.quantized) for a in ckpt if a.format is not Format.MANIFEST),
-            "findings": {s.value: counts.get(s, 0) for s in Severity},
-            "text": summary_line(report),
-        },
+        "summary": summary(report, ckpt),
         "next_step": next_step(report),
         "artifacts": [artifact_summary(a, lazy) for a in ckpt],
         "findings": (Lazy(report.findings, Finding.to_json) if lazy

@@ -34,10 +34,32 @@ class Report:
 
     @property
     def exit_codes(self) -> dict[str, int]:
+        """Both exit codes: ``{"graded": ..., "simple": ...}`` (exit-codes.md)."""
         return exit_codes(self.findings, self.parsed_any, self.fail_on)
 
-    def exit_code(self, policy: ExitPolicy | str = ExitPolicy.GRADED) -> int:
+    @property
+    def exit_code(self) -> int:
+        """The graded exit code (what ``grit scan`` exits with by default)."""
+        return self.exit_codes[ExitPolicy.GRADED.value]
+
+    def exit_code_for(self, policy: ExitPolicy | str = ExitPolicy.GRADED) -> int:
+        """The exit code under ``policy`` (``"graded"`` or ``"simple"``)."""
         return self.exit_codes[ExitPolicy(policy).value]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The ``--json`` document's ``summary``: files, parsed, tensors,
+        quantized, findings by severity, and the summary line as ``text``."""
+        from .json_format import summary
+
+        return summary(self)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        by = ", ".join(f"{n} {k}" for k, n in s["findings"].items() if n)
+        return (f"Report(roots={self.roots!r}, files={s['files']}, "
+                f"findings={len(self.findings)}{f' ({by})' if by else ''}, "
+                f"exit_codes={self.exit_codes})")
 
     def by_severity(self) -> dict[Severity, list[Finding]]:
         out: dict[Severity, list[Finding]] = {s: [] for s in Severity}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from .codes import Kind
@@ -39,8 +38,29 @@ class Severity(str, enum.Enum):
 _RANK = {s: i for i, s in enumerate(Severity)}
 
 
-def _frozen(d: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(d or {}))
+class Detail(dict[str, Any]):
+    """A finding's detail: a read-only dict of plain JSON values (str, int,
+    float, bool, None, lists, dicts), so ``json.dumps(finding.detail)``
+    works and no consumer can change what a rule said."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a finding's detail is read-only")
+
+    __setitem__ = __delitem__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+    __ior__ = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles (sweep's worker processes)
+        return (Detail, (dict(self),))
+
+
+_EMPTY = Detail()
+
+
+def _frozen(d: Mapping[str, Any] | None) -> Detail:
+    return Detail(plain(d)) if d else _EMPTY
 
 
 @dataclass(frozen=True)
@@ -54,10 +74,10 @@ class Finding:
     path: str
     message: str
     tensor: str | None = None
-    detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.detail, MappingProxyType):
+        if type(self.detail) is not Detail:
             object.__setattr__(self, "detail", _frozen(self.detail))
 
     @property

@@ -53,8 +53,8 @@ the former ([spec-notes.md](spec-notes.md#models-not-files-issue-12)).
 
 Example (`fixtures/broken/tool-disagreement`):
 
-    1 operand(s) described differently from .../gguf/model.gguf (e.g. blk.0.attn_q.weight):
-    differ in k0 (64 vs 32); both e2m1/e8m0 groups (the same tensors)
+    1 operand(s) differ from .../gguf/model.gguf (e.g. blk.0.attn_q.weight) in k0 (64 vs 32);
+    both e2m1/e8m0 groups (the same tensors)
 
 Fix: `grit explain FILE::TENSOR FILE::TENSOR` shows which tool wrote what
 ([triage.md](triage.md)). A verdict of "decode-equivalent through a
@@ -181,9 +181,9 @@ def _disagreements(arts: Sequence[Artifact], why: str, sch: str, short: str
 
         # the finding is on the first of side_b: the message names the other
         # side, what differs, and why the two were compared (their scheme)
-        also = f" (as in {names(side_b[1:])})" if len(side_b) > 1 else ""
-        msg = (f"{len(roles)} operand(s) described differently from {names(side_a)}{also} "
-               f"(e.g. {role}): {_verdict(ex)}; both {sch} ({short})")
+        also = f" here and in {names(side_b[1:])}" if len(side_b) > 1 else ""
+        msg = (f"{len(roles)} operand(s){also} differ from {names(side_a)} (e.g. {role}) "
+               f"{_verdict(ex)}; both {sch} ({short})")
         out.append(RULE.finding(
             a2.path, msg, q2.name,
             {"roles": roles[:50], "count": len(roles), "paths": list(side_b),
@@ -204,13 +204,13 @@ def _verdict(ex: Explanation) -> str:
     """The explain verdict, short: the differing fields that are not
     derived from others (grade_id, gid, ... follow from k0), with values."""
     if ex.decode_equivalent or ex.identical:
-        return ex.verdict
+        return f"as {ex.verdict}"
     rows = {r["field"]: r for r in ex.to_json()["fields"] if not r["same"]}
     own = [d for d in ex.differences if d not in _DERIVED] or list(ex.differences)
     parts = [f"{d} ({rows[d]['a']} vs {rows[d]['b']})" if d in rows else d
              for d in own[:_VERDICT_FIELDS]]
     more = f" and {len(own) - _VERDICT_FIELDS} more" if len(own) > _VERDICT_FIELDS else ""
-    return "differ in " + ", ".join(parts) + more
+    return "in " + ", ".join(parts) + more
 
 
 def _cause(diffs: tuple[str, ...], decode_eq: bool) -> str:

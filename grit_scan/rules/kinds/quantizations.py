@@ -112,15 +112,16 @@ def check_scan(scan: ScanInput) -> list[Finding]:
 
 
 _WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
-_LISTING = 120  # characters of the listing a message carries; the detail has all
+_LISTING = 160  # characters of the listing a message carries; the detail has all
 
 
 def _name(key: str, where: str) -> str:
     """A model as a reader finds it under ``where``: its folder for a
-    safetensors model (``fp8-block``), its file for a GGUF."""
+    safetensors model (``fp8-block``, whatever its file is called), its file
+    for a GGUF (a -GGUF repository holds several in one folder)."""
     rel = posixpath.relpath(key, where) if key != where else posixpath.basename(key)
     head, tail = posixpath.split(rel)
-    if head and (tail in _WEIGHT_FILES or tail.endswith(".index.json")):
+    if head and (tail in _WEIGHT_FILES or tail.endswith((".index.json", ".safetensors"))):
         return head
     return rel
 
