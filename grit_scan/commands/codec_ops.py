@@ -16,13 +16,14 @@ import typer
 from ..codec import descriptor as desc_mod
 from ..codec import vectors as vectors_mod
 from ..codec.base32 import encode as b32
-from ..codec.decode import decode, decode_bits
+from ..codec.decode import decode
 from ..codec.encode import encode
 from ..codec.errors import GritCheckError, GritError
 from ..codec.fingerprint import digest_planes, gid
-from ..codec.grade import Grade, registry, resolve
+from ..codec.grade import registry, resolve
 from ._app import UsageError, app
 from .common import complete_tensor, emit_json, parse_int_list
+from .decoded import write_decoded
 
 DEFAULT_VECTORS = Path("fixtures/conformance/vectors.json")
 
@@ -109,44 +110,6 @@ def decode_cmd(
         print_check_failure(exc)
         raise typer.Exit(1) from None
     write_decoded(values, d, dims, grades.get(d.grade_id), out, as_json)
-
-
-def decoded_document(values: np.ndarray, dims: list[int], g: Grade | None,
-                     gd: bytes | None, tensor: str | None = None) -> dict[str, object]:
-    """``grit decode --json``: one document with the shape, the grade, the
-    gid, the values as nested arrays in the tensor's shape (a NaN or an
-    infinity is null there) and every value's binary32 bit pattern, flat."""
-    v = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
-    finite = np.isfinite(v)
-    shown = v.astype(object)
-    shown[~finite] = None
-    return {"tensor": tensor, "shape": list(dims),
-            "grade": g.canonical if g is not None else None,
-            "grade_name": g.name if g is not None else None,
-            "gid": gd.hex() if gd else None, "gid_base32": b32(gd) if gd else None,
-            "values": shown.reshape(dims).tolist() if dims else shown.tolist(),
-            "decoded_f32_bits": decode_bits(values)}
-
-
-def write_decoded(values: np.ndarray, d: desc_mod.Descriptor, dims: list[int],
-                  g: Grade | None, out: Path | None, as_json: bool,
-                  tensor: str | None = None) -> None:
-    gd = gid(g, d, dims) if g is not None else None
-    if out is not None:
-        try:
-            np.ascontiguousarray(values, dtype="<f4").tofile(out)
-        except OSError as exc:
-            raise UsageError(f"--out: {exc.strerror or exc}: {out}") from None
-    if as_json:
-        sys.stdout.write(json.dumps(decoded_document(values, dims, g, gd, tensor)) + "\n")
-    elif out is None:
-        flat = np.ascontiguousarray(values).reshape(-1)
-        shown = ", ".join(f"{x:g}" for x in flat[:16])
-        typer.echo(f"{flat.size} values: {shown}{' ...' if flat.size > 16 else ''}")
-        if gd:
-            typer.echo(f"gid {gd.hex()}  {b32(gd)}")
-    else:
-        typer.echo(f"wrote {values.size} binary32 values to {out}")
 
 
 @app.command("encode")

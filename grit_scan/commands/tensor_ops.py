@@ -53,7 +53,7 @@ def _refuse(spec: str, message: str, as_json: bool, code: int = EXIT_UNREADABLE,
 
 def decode_tensor(spec: str, out: Path | None, as_json: bool) -> None:
     from ..codec.decode import decode
-    from .codec_ops import write_decoded
+    from .decoded import write_decoded
 
     try:
         art, q = load_tensor(spec)
