@@ -9,9 +9,10 @@ the layer the commands import; it wires parsers -> rules -> report.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any, NamedTuple
 
 from .artifact import Artifact, Format, QTensor, ReadError
 from .codec.errors import GritValueError
@@ -29,8 +30,8 @@ from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection
 
 __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
            "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "changed_roots",
-           "is_url",
-           "load_settings", "load_tensor", "lookup", "model_roots", "nothing_found",
+           "is_url", "LoadedTensor", "load_settings", "load_tensor", "open_tensor", "lookup",
+           "model_roots", "nothing_found",
            "quantized_names", "rules", "scan",
            "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
 
@@ -245,7 +246,22 @@ def split_spec(spec: str) -> tuple[str, str] | None:
 _SPLIT_PART = r"-\d{5}-of-\d{5}\.gguf$"
 
 
+class LoadedTensor(NamedTuple):
+    """A tensor ``open_tensor`` found: its file, the tensor, and the remote
+    files of its model (``tensor_bytes`` reopens them; empty when local)."""
+
+    artifact: Artifact
+    tensor: QTensor
+    sources: Mapping[str, Callable[[], Any]]
+
+
 def load_tensor(spec: str, remote: RemoteOptions | None = None) -> tuple[Artifact, QTensor]:
+    """``open_tensor``'s file and tensor."""
+    t = open_tensor(spec, remote)
+    return t.artifact, t.tensor
+
+
+def open_tensor(spec: str, remote: RemoteOptions | None = None) -> LoadedTensor:
     """The quantised tensor ``MODEL::TENSOR`` names (its logical name, role,
     or one of its stored plane tensors).  MODEL is what ``scan`` reads as a
     model: a safetensors or GGUF file (read with the shards, split parts,
@@ -257,10 +273,10 @@ def load_tensor(spec: str, remote: RemoteOptions | None = None) -> tuple[Artifac
     if parts is None:
         raise GritValueError(f"{spec!r} is not MODEL::TENSOR")
     path, name = parts
-    arts, prefer = _model_of(path, remote)
+    arts, prefer, sources = _model_of(path, remote)
     found = _find(arts, name, prefer)
     if found is not None:
-        return found
+        return LoadedTensor(found[0], found[1], sources)
     qs = [q for a in arts for q in a.quantized.names()[:8]][:8]
     n = sum(len(a.quantized) for a in arts)
     known = ", ".join(qs)
@@ -270,9 +286,11 @@ def load_tensor(spec: str, remote: RemoteOptions | None = None) -> tuple[Artifac
            if known else " (it has no quantised tensors)"))
 
 
-def _model_of(path: str, remote: RemoteOptions | None) -> tuple[list[Artifact], str | None]:
-    """The parsed checkpoint files of the model ``path`` names, and the real
-    path of the file the user named (its tensors are looked in first)."""
+def _model_of(path: str, remote: RemoteOptions | None
+              ) -> tuple[list[Artifact], str | None, Mapping[str, Callable[[], Any]]]:
+    """The parsed checkpoint files of the model ``path`` names, the real
+    path of the file the user named (its tensors are looked in first), and
+    the remote files' openers (ScanInput.sources)."""
     import re
 
     if is_url(path):
@@ -304,14 +322,14 @@ def _model_of(path: str, remote: RemoteOptions | None) -> tuple[list[Artifact], 
                 if not art.parsed:
                     raise GritValueError(f"{path}: " + "; ".join(
                         i.message for i in art.issues[:1]))
-                return [art], real
+                return [art], real, {}
         prefer = real
     arts = [a for a in data.artifacts if a.format.is_checkpoint_file and a.parsed]
     if not arts:
         why = "; ".join(i.message for a in data.artifacts for i in a.issues[:1])
         raise GritValueError(f"{path}: no readable safetensors or GGUF file"
                              + (f" ({why})" if why else ""))
-    return arts, prefer
+    return arts, prefer, data.sources
 
 
 def _find(arts: Sequence[Artifact], name: str, prefer: str | None
@@ -351,12 +369,14 @@ def quantized_names(path: str) -> list[str]:
         return []
 
 
-def tensor_bytes(art: Artifact, q: QTensor) -> bytes:
+def tensor_bytes(art: Artifact, q: QTensor,
+                 sources: Mapping[str, Callable[[], Any]] | None = None) -> bytes:
     """The tensor's stored bytes: its payload, or its planes concatenated (a
-    broadcast scalar repeated).  Raises ReadError."""
+    broadcast scalar repeated); ``sources`` reopen a remote model's files
+    (``LoadedTensor.sources``).  Raises ReadError."""
     from .parsers.planes import open_planes
 
-    with open_planes(art) as planes:
+    with open_planes(art, sources) as planes:
         if q.payload is not None:
             return planes.read(q.payload.offset, q.payload.length, q.payload.file)
         return b"".join(planes.read(r.offset, r.length, r.file) * r.broadcast

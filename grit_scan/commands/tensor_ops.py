@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import typer
 
-from ..api import ReadError, load_tensor, split_spec, tensor_bytes
+from ..api import ReadError, load_tensor, open_tensor, split_spec, tensor_bytes
 from ..artifact import Artifact, QTensor
 from ..codec.errors import GritCheckError, GritError
 from ..codec.explain import Operand
@@ -56,7 +56,7 @@ def decode_tensor(spec: str, out: Path | None, as_json: bool) -> None:
     from .decoded import write_decoded
 
     try:
-        art, q = load_tensor(spec)
+        art, q, sources = open_tensor(spec)
     except GritError as exc:
         _refuse(spec, str(exc), as_json)
     if q.desc is None:
@@ -64,7 +64,7 @@ def decode_tensor(spec: str, out: Path | None, as_json: bool) -> None:
                 as_json, reason=q.reason)
     grades = registry([q.grade] if q.grade is not None else [])
     try:
-        raw = tensor_bytes(art, q)
+        raw = tensor_bytes(art, q, sources)
         values = decode(q.desc, list(q.shape), raw, grades=grades, layouts=q.layouts)
     except GritCheckError as exc:
         _refuse(spec, f"{exc.status.label} (step {exc.detail.step}): {exc.detail.message}",
