@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
-from .artifact import Artifact, Format, QTensor, ReadError
+from .artifact import Artifact, Format, QTensor, ReadError, ScanInput
 from .codec.errors import GritValueError
 from .codec.fnv import compiled_backend
 from .collector import paused
@@ -28,7 +28,7 @@ from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection
 
 __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
            "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "is_url",
-           "load_settings", "load_tensor", "lookup", "model_roots", "nothing_found",
+           "inventory", "load_settings", "load_tensor", "lookup", "model_roots", "nothing_found",
            "quantized_names", "resolve_target", "rules", "scan",
            "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
 
@@ -98,6 +98,22 @@ def scan(
     if debug:
         report.tracebacks.extend(tree.READ_TRACEBACKS + runner.tracebacks)
     return report
+
+
+def inventory(paths: Sequence[PathLike] | PathLike, remote: RemoteOptions | None = None
+              ) -> ScanInput:
+    """What the scan's readers make of ``paths`` (``grit show``): every
+    file with its tensors, its quantised tensors' conventions, grades and
+    descriptor sources, the models they form and the configs read.  No rule
+    runs.  Raises NoSuchPath for a local path that does not exist."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    roots = staged.dedupe([os.fspath(p) for p in paths] or ["."])
+    for r in roots:
+        if not is_url(r) and not os.path.lexists(r):
+            raise NoSuchPath(f"{r}: no such file or directory")
+    with paused():
+        return tree.collect(roots, remote_options=remote)
 
 
 class NoSuchPath(GritValueError):
