@@ -29,7 +29,7 @@ import typer
 
 from ..api import RemoteOptions, scan_model
 from ..report.escape import esc
-from ._app import UsageError, app
+from ._app import EXIT_USAGE, UsageError, app, error_line
 from .sweep_state import OutFile, open_out, read_targets, recorded
 
 # A target and how the client resolved it (api.resolve_target), or the
@@ -234,10 +234,15 @@ def _sweep(sink: OutFile, wanted: list[str], jobs: int, dask: str | None, deep: 
     codes: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     n = 0
+    stopped = None
     for res in results:
         code = None if "error" in res else res.get("exit_code")
         res["outcome"] = outcome(code if isinstance(code, int) else None)
-        sink.append(res)
+        try:
+            sink.append(res)
+        except OSError as exc:  # a full disk: stop, say so, and still summarise
+            stopped = f"--out {sink.path}: cannot write: {exc.strerror or exc}; stopped"
+            break
         n += 1
         outcomes[res["outcome"]] += 1
         if "error" in res:
@@ -249,6 +254,9 @@ def _sweep(sink: OutFile, wanted: list[str], jobs: int, dask: str | None, deep: 
         sys.stderr.write(_progress_line(n, len(todo), res))
         sys.stderr.flush()
     exit_code = sweep_exit(outcomes)
+    if stopped is not None:
+        error_line(stopped)
+        exit_code = EXIT_USAGE
     summary = {"targets": len(wanted), "already_done": len(wanted) - len(todo), "scanned": n,
                "outcomes": {o: outcomes.get(o, 0) for o in OUTCOMES},
                "exit_code": exit_code,

@@ -259,3 +259,21 @@ def test_a_target_that_kills_its_worker_twice_is_recorded_as_failed() -> None:
                              "resolved": "/kill-me"}
     assert all(by[f"t{i}"] == {"target": f"t{i}", "exit_code": 0, "report": {}}
                for i in range(12))
+
+
+def test_a_full_disk_stops_the_sweep_with_its_summary(tmp_path: Path) -> None:
+    """A write to --out that fails (here the file-size limit: EFBIG) is one
+    line, the summary and exit 64, not an internal error."""
+    import resource
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    out = tmp_path / "s.jsonl"
+    p = subprocess.run([sys.executable, "-m", "grit_scan", "sweep", "--out", str(out),
+                        *MODELS[:3]], capture_output=True, text=True, timeout=120, cwd=HERE,
+                       env=CHILD_ENV, preexec_fn=small_files)
+    assert p.returncode == 64, p.stderr[-2000:]
+    assert "cannot write" in p.stderr and "Traceback" not in p.stderr
+    assert summary(p)["scanned"] < 3 and out.stat().st_size <= 4096
