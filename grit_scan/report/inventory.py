@@ -26,6 +26,10 @@ from .escape import esc
 # renames and changes of type or meaning bump it.
 SHOW_VERSION = 1
 PAD_MAX = 60
+# Issues listed per file or index; the rest are counted (``issues_omitted``):
+# an index naming 50,000 missing shards is one line each in a scan's findings,
+# not here.
+ISSUES_MAX = 100
 _DECLARED_SKIP = ("raw", "all", "sources", "model", "config_dir")
 # What a reader states about a file itself (not a metadata key), in the text's
 # header line.
@@ -82,9 +86,20 @@ def file_json(a: Artifact) -> dict[str, Any]:
         "tensors": [{"name": t.name, "dtype": t.dtype, "shape": _shape(a, t.shape),
                      "offset": t.offset, "bytes": t.nbytes} for t in _rows(a)],
         "quantized": qs,
-        "issues": [{"code": i.code.value, "message": i.message, "tensor": i.tensor}
-                   for i in a.issues],
+        **_issues(a),
     }
+
+
+def _issues(a: Artifact) -> dict[str, Any]:
+    """The first ISSUES_MAX issues, and how many more there are."""
+    return {"issues": [{"code": i.code.value, "message": i.message, "tensor": i.tensor}
+                       for i in a.issues[:ISSUES_MAX]],
+            "issues_omitted": max(0, len(a.issues) - ISSUES_MAX)}
+
+
+def _more(omitted: int, indent: str) -> Iterator[str]:
+    if omitted:
+        yield f"{indent}... and {omitted:,} more (grit scan reports each as a finding)"
 
 
 class _Model:
@@ -130,8 +145,7 @@ def _index_json(a: Artifact) -> dict[str, Any]:
     return {"path": a.path, "parsed": a.parsed,
             "total_size": a.metadata.get("total_size"),
             "shards": list(shards) if isinstance(shards, (list, tuple)) else [],
-            "issues": [{"code": i.code.value, "message": i.message, "tensor": i.tensor}
-                       for i in a.issues]}
+            **_issues(a)}
 
 
 def to_json(data: ScanInput) -> dict[str, Any]:
@@ -174,7 +188,7 @@ def _file_text(a: Artifact) -> Iterator[str]:
     fmt = a.format.value + (f" v{version}" if isinstance(version, int) else "")
     yield f"  format     {fmt}{order}, {a.size:,} bytes"
     if not a.parsed:
-        why = "; ".join(i.message for i in a.issues if i.tensor is None) or "unreadable"
+        why = "; ".join([i.message for i in a.issues if i.tensor is None][:3]) or "unreadable"
         yield f"  not read   {esc(why)}"
         return
     yield f"  producer   {esc(a.producer) if a.producer else 'not stated'}"
@@ -188,9 +202,10 @@ def _file_text(a: Artifact) -> Iterator[str]:
     for k in keys:
         v = md.get(k)
         yield f"    {esc(k)}" + (f" = {esc(str(v))}" if v is not None else "")
-    for i in a.issues:
-        if i.tensor is None:
-            yield f"  note       {esc(i.code.value)}: {esc(i.message)}"
+    shown = [i for i in f["issues"] if i["tensor"] is None]
+    for i in shown:
+        yield f"  note       {esc(i['code'])}: {esc(i['message'])}"
+    yield from _more(f["issues_omitted"], "  note       ")
     n = len(a.tensors)
     order_note = " (shapes innermost first, as gguf-dump)" if a.format is Format.GGUF else ""
     yield f"  tensors    {n}{order_note}"
@@ -227,8 +242,10 @@ def render_text(data: ScanInput, out: TextIO) -> None:
                       + (f", total_size {total:,}" if isinstance(total, int) else "") + "\n")
             for s in ix["shards"]:
                 out.write(f"    {esc(str(s))}\n")
-            for i in m.index.issues:
-                out.write(f"    note: {esc(i.message)}\n")
+            for i in ix["issues"]:
+                out.write(f"    note: {esc(i['message'])}\n")
+            for line in _more(ix["issues_omitted"], "    note: "):
+                out.write(line + "\n")
         cfg = _configs(data, m)
         if cfg is not None:
             out.write("  configs    " + esc(", ".join(cfg["sources"])) + "\n")
