@@ -171,3 +171,33 @@ def test_exit_codes(tmp_path: Path) -> None:
     assert code == 1
     parsed = {Path(f["path"]).name: f["parsed"] for m in doc["models"] for f in m["files"]}
     assert parsed == {"bad.safetensors": False, "model.safetensors": True}
+
+
+def test_a_gguf_split_set_is_one_model_of_its_parts() -> None:
+    code, doc = show(str(PRODUCERS / "gguf-split"))
+    assert code == 0
+    (m,) = doc["models"]
+    parts = sorted((PRODUCERS / "gguf-split").glob("*.gguf"))
+    assert [Path(f["path"]).name for f in m["files"]] == [p.name for p in parts]
+    for f, p in zip(m["files"], parts):
+        assert {t["name"] for t in f["tensors"]} == {t.name for t in GGUFReader(p).tensors}
+
+
+def test_a_url_is_shown_as_the_local_copy_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from remote_loopback import Loopback
+
+    model = PRODUCERS / "gptq" / "v2-4bit-g32-asym"
+    srv = Loopback(repos={"org/gptq": str(model)}).start()
+    monkeypatch.setenv("HF_ENDPOINT", srv.url)
+    try:
+        code, doc = show("hf://org/gptq", "--retries", "0")
+    finally:
+        srv.stop()
+    assert code == 0
+    _, local = show(str(model))
+    (remote_file,) = [f for m in doc["models"] for f in m["files"]]
+    (local_file,) = [f for m in local["models"] for f in m["files"]]
+    for key in ("tensors", "quantized", "metadata_keys", "format"):
+        assert remote_file[key] == local_file[key], key
+    assert doc["models"][0]["configs"]["sources"] == local["models"][0]["configs"]["sources"]
