@@ -20,7 +20,7 @@ HELP = {
         '  scan      Audit checkpoints against GRIT v1 and report what is wrong.\n'
         '  manifest  Write grit-manifest.json: descriptors, gids (and digests with...\n'
         '  sweep     Scan many models; one JSON line each in --out, plus a summary.\n'
-        '  show      Show what grit reads: tensors, dtypes, shapes, offsets,...\n'
+        '  show      The inventory: tensors, dtypes, shapes, conventions, grades,...\n'
         '  rule      Explain a finding kind: what it means, an example, how to fix...\n'
         '  grade     Canonicalise a grade: canonical string, grade_id, decode...\n'
         '  check     Run grit_check (§7.3) on a descriptor, a shape and plane...\n'
@@ -137,7 +137,7 @@ HELP = {
     'show': (
         'Usage: grit show [OPTIONS] {FILE|DIR|URL}...\n'
         '\n'
-        '  Show what grit reads: tensors, dtypes, shapes, offsets, conventions, grades.\n'
+        '  The inventory: tensors, dtypes, shapes, conventions, grades, configs.\n'
         '\n'
         '  Exit 0 when every file was read, 1 when some file could not be (it is listed\n'
         '  with the reason), 4 when nothing was found.\n'

@@ -42,7 +42,7 @@ def show_cmd(
                                          help="The most bytes fetched from URLs (0: no "
                                               "limit)."),
 ) -> None:
-    """Show what grit reads: tensors, dtypes, shapes, offsets, conventions, grades.
+    """The inventory: tensors, dtypes, shapes, conventions, grades, configs.
 
     Exit 0 when every file was read, 1 when some file could not be (it is
     listed with the reason), 4 when nothing was found."""
