@@ -84,18 +84,18 @@ WORKER_DIED = ("the worker process scanning it died twice (killed, or out of mem
 def _pool(fn: ScanFn, todo: list[Job], jobs: int) -> Iterator[Result]:
     """``--jobs N``: a bounded window of targets on N worker processes.
     When a worker dies (SIGKILL, the OOM killer) the pool breaks and every
-    target in flight fails with it: each is retried once, alone in a fresh
-    process, so the one that kills its worker is recorded as failed and the
-    others are scanned; then the sweep goes on in a new pool."""
+    target in flight fails with it (and so does any submitted after): each
+    is retried once, alone in a fresh process, so the one that kills its
+    worker is recorded as failed and the others are scanned; then the sweep
+    goes on in a new pool.  Every round takes at least one target, so it
+    ends."""
     it = iter(todo)
-    while True:
+    exhausted = False
+    while not exhausted:
         suspects: list[Job] = []
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             pending: dict[Future[Result], Job] = {}
-            for job in it:
-                pending[pool.submit(_run, fn, job)] = job
-                if len(pending) >= 4 * jobs:
-                    break
+            exhausted = _feed(pool, pending, suspects, it, fn, 4 * jobs)
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:
@@ -106,15 +106,26 @@ def _pool(fn: ScanFn, todo: list[Job], jobs: int) -> Iterator[Result]:
                         suspects.append(job)
                     except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
                         yield _failed(job, f"internal error: {type(exc).__name__}: {exc}")
-                if suspects:  # the pool is broken: the rest of the window fails with it
-                    continue
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending[pool.submit(_run, fn, nxt)] = nxt
-        if not suspects:
-            return
+                # nothing more once the pool is broken: the rest of the window fails
+                exhausted = _feed(pool, pending, suspects, it, fn, 4 * jobs) or exhausted
         for job in suspects:
             yield _alone(fn, job)
+
+
+def _feed(pool: ProcessPoolExecutor, pending: "dict[Future[Result], Job]",
+          suspects: list[Job], it: Iterator[Job], fn: ScanFn, window: int) -> bool:
+    """Submit targets until ``window`` are pending (none once the pool is
+    broken); a target the broken pool refuses is a suspect.  True when the
+    targets are exhausted."""
+    while not suspects and len(pending) < window:
+        job = next(it, None)
+        if job is None:
+            return True
+        try:
+            pending[pool.submit(_run, fn, job)] = job
+        except BrokenProcessPool:
+            suspects.append(job)
+    return False
 
 
 def _alone(fn: ScanFn, job: Job) -> Result:

@@ -277,3 +277,23 @@ def test_a_full_disk_stops_the_sweep_with_its_summary(tmp_path: Path) -> None:
     assert p.returncode == 64, p.stderr[-2000:]
     assert "cannot write" in p.stderr and "Traceback" not in p.stderr
     assert summary(p)["scanned"] < 3 and out.stat().st_size <= 4096
+
+
+def test_a_target_submitted_to_a_pool_that_just_broke_is_retried_not_fatal() -> None:
+    """The pool can break between a result and the next submission (a
+    worker killed meanwhile): the target refused is a suspect, retried
+    alone, not an exit 70."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from grit_scan.commands.sweep_cmd import _alone, _feed
+
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(_killer, "kill-me").result()
+        pending: dict = {}
+        suspects: list = []
+        assert _feed(pool, pending, suspects, iter([("t1", None), ("t2", None)]), _killer,
+                     4) is False
+    assert pending == {} and suspects == [("t1", None)]
+    assert _alone(_killer, suspects[0]) == {"target": "t1", "exit_code": 0, "report": {}}
