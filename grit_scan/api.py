@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, NamedTuple
 
-from .artifact import Artifact, Format, QTensor, ReadError
+from .artifact import Artifact, Format, QTensor, ReadError, ScanInput
 from .codec.errors import GritValueError
 from .codec.fnv import compiled_backend
 from .collector import paused
@@ -30,9 +30,9 @@ from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection
 
 __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
            "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "changed_roots",
-           "is_url", "LoadedTensor", "load_settings", "load_tensor", "open_tensor", "lookup",
-           "model_roots", "nothing_found",
-           "quantized_names", "rules", "scan",
+           "inventory", "is_url", "LoadedTensor", "load_settings", "load_tensor", "open_tensor",
+           "lookup", "model_roots", "nothing_found", "quantized_names", "resolve_target",
+           "rules", "scan",
            "scan_model", "split_spec", "tensor_bytes", "write_manifest"]
 
 SLOW_PATH = ("running the pure-Python fallback: the compiled helper (grit_scan.codec._fnv) "
@@ -166,6 +166,22 @@ def on_models(findings: list[Finding], artifacts: Sequence[Artifact]) -> list[Fi
         return findings
     return [m for i, f in enumerate(findings)
             for m in ([merged[i]] if i in merged else [f]) if m is not None]
+
+
+def inventory(paths: Sequence[PathLike] | PathLike, remote: RemoteOptions | None = None
+              ) -> ScanInput:
+    """What the scan's readers make of ``paths`` (``grit show``): every
+    file with its tensors, its quantised tensors' conventions, grades and
+    descriptor sources, the models they form and the configs read.  No rule
+    runs.  Raises NoSuchPath for a local path that does not exist."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    roots = staged.dedupe([os.fspath(p) for p in paths] or ["."])
+    for r in roots:
+        if not is_url(r) and not os.path.lexists(r):
+            raise NoSuchPath(f"{r}: no such file or directory")
+    with paused():
+        return tree.collect(roots, remote_options=remote)
 
 
 class NoSuchPath(GritValueError):
@@ -442,23 +458,57 @@ def nothing_found(report: Report) -> str | None:
     return "no checkpoint found under " + ", ".join(report.roots) + _skipped_summary(report)
 
 
+def resolve_target(target: str) -> tuple[str, str]:
+    """How ``grit sweep`` reads one target, decided where the user typed it
+    (so a Dask worker gets an absolute path): ``("url", target)``,
+    ``("path", its absolute path)`` or ``("hub", "hf://ORG/REPO")``.
+
+    A target that exists here, or starts with ``./``, ``../``, ``/`` or
+    ``~``, is a path; so is ``ORG/REPO`` when a local ``ORG`` exists (a
+    mistyped path is reported missing, not looked up on the Hub).  Only
+    then is an ``ORG/REPO[@REV]`` a Hub repo id.  Raises GritValueError for a
+    target no file or URL can have (a NUL byte)."""
+    if "\x00" in target:
+        raise GritValueError("the target contains a NUL byte")
+    if is_url(target):
+        return "url", target
+    if target in (".", "..") or target.startswith(("./", "../", "/", "~")):
+        return "path", os.path.abspath(os.path.expanduser(target))
+    if os.path.lexists(target):
+        return "path", os.path.abspath(target)
+    if _looks_like_repo_id(target) and not os.path.lexists(target.split("/", 1)[0]):
+        return "hub", "hf://" + target
+    return "path", os.path.abspath(target)
+
+
 def scan_model(target: str, deep: bool = False, remote: RemoteOptions | None = None,
-               select: str | None = None, ignore: str | None = None) -> dict[str, object]:
+               select: str | None = None, ignore: str | None = None,
+               resolved: tuple[str, str] | None = None) -> dict[str, object]:
     """Scan one target (a path, a URL or a bare ``ORG/REPO`` Hub id) as one
     model: the per-model function of ``grit sweep``, run in worker processes
-    or as Dask tasks.  Returns ``{"target", "exit_code", "report"}`` (the
-    ``scan --json`` object) or ``{"target", "error"}``; never raises for the
-    target's contents."""
+    or as Dask tasks.  ``resolved`` is ``resolve_target(target)`` as the
+    client computed it (resolved here when not given).  Returns ``{"target",
+    "read_as", "resolved", "exit_code", "report"}`` (the ``scan --json``
+    object) or ``{"target", "read_as"?, "resolved"?, "error"}``.  It never
+    raises: a target that cannot be scanned, whatever the reason, is an
+    error record, so one bad target cannot stop a sweep."""
+    from .report.policy import ExitPolicy
 
-    root = target
-    if not is_url(target) and not os.path.exists(target) and _looks_like_repo_id(target):
-        root = "hf://" + target
+    out: dict[str, object] = {"target": target}
     try:
+        read_as, root = resolved if resolved is not None else resolve_target(target)
+        out["read_as"], out["resolved"] = read_as, root
         report = scan([root], deep=deep, select=select, ignore=ignore, jobs=1, remote=remote)
+        out["exit_code"] = report.exit_code_for(ExitPolicy.GRADED)
+        out["report"] = report.to_json()
     except (GritValueError, MissingExtra, ReadError) as exc:
-        return {"target": target, "error": str(exc)}
-    return {"target": target, "exit_code": report.exit_code,
-            "report": report.to_json()}
+        out["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - one target's failure is its own line
+        out["error"] = f"internal error: {type(exc).__name__}: {exc}"
+    if "error" in out:
+        out.pop("exit_code", None)
+        out.pop("report", None)
+    return out
 
 
 def _looks_like_repo_id(target: str) -> bool:

@@ -343,7 +343,10 @@ def _unmapped(art: Artifact, name: str, ttype: int, shape: tuple[int, ...], offs
 
 def _gguf_metadata(h: GgufHeader) -> dict[str, Any]:
     md: dict[str, Any] = {"gguf_version": h.version, "alignment": h.alignment,
-                          "kv_count": len(h.kv), "header_bytes": h.header_bytes}
+                          "kv_count": len(h.kv), "header_bytes": h.header_bytes,
+                          # every key, for grit show: a tuple, which the scan's JSON
+                          # report does not list (it lists scalars and lists)
+                          "kv_keys": tuple(h.kv)}
     for key in ("general.architecture", "general.name", "general.file_type",
                 "general.quantization_version", "split.no", "split.count",
                 "split.tensors.count"):
