@@ -29,6 +29,10 @@ def md(s: str) -> str:
     return re.sub("[<>&@]", lambda m: _REFS[m.group(0)], out)
 
 
+def _n(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _table(head: Sequence[str], rows: Sequence[Sequence[str | int]]) -> list[str]:
     right = [i for i, h in enumerate(head) if h in {"targets", "findings", "tensors", "new",
                                                     "fixed", "changed", *SEVERITIES}]
@@ -40,7 +44,8 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str | int]]) -> list[str
 
 def render_markdown(targets: Sequence[Target], summary: Summary, inputs: Sequence[str],
                     version: str, changes: Sequence[TargetDiff] | None = None) -> str:
-    out = [f"### grit report: {summary.targets} targets, {summary.findings} findings", "",
+    out = [f"### grit report: {_n(summary.targets, 'target')}, "
+           f"{_n(summary.findings, 'finding')}", "",
            f"From {', '.join(md(i) for i in inputs)} (grit {md(version)}).", ""]
     out += _table(["outcome", "targets"], [(o, n) for o, n in summary.outcomes])
     out += ["", "#### Findings by kind", ""]
