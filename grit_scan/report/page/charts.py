@@ -14,7 +14,7 @@ LABEL_WIDTH = 300
 BAR_AREA = WIDTH - LABEL_WIDTH - 60
 ROW = 20
 TOP = 8
-LABEL_CHARS = 44
+LABEL_CHARS = 38
 MAX_BARS = 25  # a chart shows at most this many bars; the table has every target
 
 
@@ -88,12 +88,14 @@ def findings_by_kind(kinds: Sequence[KindCount]) -> Chart:
 
 
 def grades_by_convention(grades: Sequence[GradeCount]) -> Chart:
+    """A bar per (convention, grade), most tensors first, coloured by
+    convention (the label names both)."""
     conventions = sorted({g.convention for g in grades})
     palette = {c: f"conv-{i % 6}" for i, c in enumerate(conventions)}
+    ordered = sorted(grades, key=lambda g: (-g.tensors, g.convention, g.grade))
     rows = [(f"{g.convention} \u00b7 {g.grade}", [(palette[g.convention], g.convention,
-                                                  g.tensors)]) for g in grades]
-    legend = tuple((palette[c], shown(c)) for c in conventions)
-    return _chart("chart-grades", "Quantised tensors by convention and grade", rows, legend)
+                                                   g.tensors)]) for g in ordered]
+    return _chart("chart-grades", "Quantised tensors by convention and grade", rows, ())
 
 
 def per_target(targets: Sequence[Target]) -> Chart:
