@@ -327,7 +327,7 @@ def test_hostile_strings_are_escaped_in_markdown() -> None:
 
 def test_wrong_types_are_absent_not_errors() -> None:
     t = target_of(HOSTILE_LINES[2])
-    assert (t.exit_code, t.outcome, t.quantized_tensors) == (None, "unreadable", ())
+    assert (t.exit_code, t.outcome, t.grades) == (None, "unreadable", ())
     assert [(f.kind, f.path) for f in t.findings] == [("?", "")]  # {"kind": 3}
     assert target_of(HOSTILE_LINES[1]).outcome == "unreadable"
 

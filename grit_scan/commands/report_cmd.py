@@ -24,6 +24,7 @@ import typer
 from .._version import __version__
 from ..api import rules
 from ..report.page.model import Target, diff, scan_report_line, summarise, target_of
+from ..report.page.text import shown
 from ._app import UsageError, app, error_line
 
 # The exit code when an input holds no result at all (as `grit scan` when
@@ -48,8 +49,9 @@ def _parse(text: str) -> Any:
         return None
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """The sweep lines of one input (a scan report becomes one line)."""
+def read_results(path: Path) -> list[Target]:
+    """The results of one input (a scan report is one); each line is made a
+    record as it is parsed, so memory follows the records, not the JSON."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -59,36 +61,34 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     except UnicodeDecodeError as exc:
         raise NothingRead(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
                           ) from None
+    del raw
     whole = _parse(text)
     if isinstance(whole, dict):
-        return [whole if "target" in whole else scan_report_line(whole, str(path))]
+        return [target_of(whole if "target" in whole else scan_report_line(whole, str(path)))]
+    del whole
     lines = text.split("\n")
-    results: list[dict[str, Any]] = []
+    del text
+    results: list[Target] = []
     skipped = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         obj = _parse(line)
+        lines[number - 1] = ""
         if isinstance(obj, dict) and isinstance(obj.get("target"), str):
-            results.append(obj)
+            results.append(target_of(obj))
             continue
         if number == len(lines):
             continue  # no newline after it: a line torn by a killed sweep
         skipped += 1
         if skipped <= MAX_WARNINGS:
-            sys.stderr.write(f"grit: warning: {_shown(str(path))}:{number}: not a sweep "
+            sys.stderr.write(f"grit: warning: {shown(str(path))}:{number}: not a sweep "
                              "result (a JSON object with a \"target\"); skipped\n")
     if skipped > MAX_WARNINGS:
-        sys.stderr.write(f"grit: warning: {_shown(str(path))}: {skipped} lines skipped in all\n")
+        sys.stderr.write(f"grit: warning: {shown(str(path))}: {skipped} lines skipped in all\n")
     if not results:
         raise NothingRead(f"{path}: no sweep result or scan report in it")
     return results
-
-
-def _shown(s: str) -> str:
-    from ..report.page.text import shown
-
-    return shown(s)
 
 
 def read_targets(paths: list[Path]) -> list[Target]:
@@ -96,8 +96,7 @@ def read_targets(paths: list[Path]) -> list[Target]:
     result, in the place of its first."""
     by_name: dict[str, Target] = {}
     for p in paths:
-        for line in read_results(p):
-            t = target_of(line)
+        for t in read_results(p):
             by_name[t.target] = t
     return list(by_name.values())
 
@@ -154,5 +153,5 @@ def report_cmd(
             out.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--out {out}: {exc.strerror or exc}") from None
-        sys.stderr.write(f"grit: wrote {_shown(str(out))} ({summary.targets} targets)\n")
+        sys.stderr.write(f"grit: wrote {shown(str(out))} ({summary.targets} targets)\n")
     return 0

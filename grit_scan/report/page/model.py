@@ -38,9 +38,12 @@ class FindingRow:
 
 
 @dataclass(frozen=True)
-class TensorRow:
+class GradeUse:
+    """How many of a target's quantised tensors carry one (convention, grade)."""
+
     convention: str
     grade: str  # the registered name when there is one, else the canonical grade
+    tensors: int
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ class Target:
     tensors: int
     quantized: int
     findings: tuple[FindingRow, ...]
-    quantized_tensors: tuple[TensorRow, ...]
+    grades: tuple[GradeUse, ...]
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
@@ -90,9 +93,9 @@ def _finding(f: Mapping[str, Any]) -> FindingRow:
                       message=_str(f.get("message")))
 
 
-def _tensor(t: Mapping[str, Any]) -> TensorRow:
-    grade = _str(t.get("grade_name")) or _str(t.get("grade")) or "none"
-    return TensorRow(convention=_str(t.get("convention")) or "none", grade=grade)
+def _grade_of(t: Mapping[str, Any]) -> tuple[str, str]:
+    return (_str(t.get("convention")) or "none",
+            _str(t.get("grade_name")) or _str(t.get("grade")) or "none")
 
 
 def _outcome(error: str | None, exit_code: int | None, parsed: int,
@@ -119,13 +122,14 @@ def target_of(line: Mapping[str, Any]) -> Target:
         code = graded if isinstance(graded, int) and not isinstance(graded, bool) else None
     summary = _dict(report.get("summary"))
     findings = tuple(_finding(f) for f in _list(report.get("findings")) if isinstance(f, dict))
-    tensors = tuple(_tensor(t) for a in _list(report.get("artifacts")) if isinstance(a, dict)
-                    for t in _list(a.get("tensors")) if isinstance(t, dict))
+    uses = Counter(_grade_of(t) for a in _list(report.get("artifacts")) if isinstance(a, dict)
+                   for t in _list(a.get("tensors")) if isinstance(t, dict))
     parsed = _int(summary.get("parsed"))
     return Target(target=name, outcome=_outcome(err, code, parsed, findings), exit_code=code,
                   error=err, files=_int(summary.get("files")), parsed=parsed,
                   tensors=_int(summary.get("tensors")), quantized=_int(summary.get("quantized")),
-                  findings=findings, quantized_tensors=tensors)
+                  findings=findings,
+                  grades=tuple(GradeUse(c, g, n) for (c, g), n in sorted(uses.items())))
 
 
 def scan_report_line(report: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -175,11 +179,11 @@ def summarise(targets: Iterable[Target]) -> Summary:
         keys = [(f.code, f.kind, f.severity) for f in t.findings]
         per_kind.update(keys)
         kind_targets.update(set(keys))
-        met = [(q.convention, q.grade) for q in t.quantized_tensors]
-        per_grade.update(met)
-        grade_targets.update(set(met))
-        per_conv.update(q.convention for q in t.quantized_tensors)
-        conv_targets.update({q.convention for q in t.quantized_tensors})
+        for u in t.grades:
+            per_grade[(u.convention, u.grade)] += u.tensors
+            grade_targets[(u.convention, u.grade)] += 1
+            per_conv[u.convention] += u.tensors
+        conv_targets.update({u.convention for u in t.grades})
     kinds = tuple(KindCount(c, k, s, n, kind_targets[(c, k, s)])
                   for (c, k, s), n in sorted(per_kind.items(),
                                              key=lambda kv: (-kv[1], kv[0])))
