@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import jinja2
+from jinja2.environment import Environment
+from jinja2.loaders import PackageLoader
+from jinja2.runtime import StrictUndefined
 
 from . import charts
 from .model import OUTCOMES, SEVERITIES, Summary, Target, TargetDiff
@@ -38,10 +40,10 @@ class RuleText:
         return f"# {self.name} ({self.code})\n\n{self.doc}"
 
 
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("grit_scan.report.page", "templates"),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("grit_scan.report.page", "templates"),
+                      autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["shown"] = shown
     return env
 
@@ -62,11 +64,11 @@ def render_html(targets: Sequence[Target], summary: Summary, rules: Sequence[Rul
     hit = sorted((t for t in targets if t.findings),
                  key=lambda t: (tuple(t.count(s) for s in SEVERITIES), t.target), reverse=True)
     page = _env().get_template("page.html.j2")
-    return page.render(
+    return str(page.render(
         targets=targets, summary=summary, rules=linked,
         anchors={r.code: r.anchor for r in linked},
         inputs=inputs, baseline=baseline, version=version, changes=changes,
         outcomes=OUTCOMES, severities=SEVERITIES,
         chart_list=[charts.findings_by_kind(summary.kinds),
                     charts.grades_by_convention(summary.grades),
-                    charts.per_target(hit)])
+                    charts.per_target(hit)]))
