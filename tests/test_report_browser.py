@@ -6,8 +6,9 @@ rows and the charts, and filters and sorts with the keyboard and the mouse.
 
 ``GRIT_UPDATE_SCREENSHOT=1`` also rewrites docs/report.png from this page.
 Expected rows come from the sweep's JSON lines, read here.  Skipped, with
-the reason, only when ``chromium`` is not installed; CI installs it
-(``apt-get install -y chromium chromium-driver``).
+the reason, only when ``chromium`` is not installed, and then only when
+GRIT_REQUIRE_PAGE_CHECKS is not set; CI installs it
+(``apt-get install -y chromium chromium-driver``) and sets it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+# CI sets GRIT_REQUIRE_PAGE_CHECKS=1: there a missing browser fails the test.
+if CHROMIUM is None and os.environ.get("GRIT_REQUIRE_PAGE_CHECKS"):
+    raise RuntimeError("GRIT_REQUIRE_PAGE_CHECKS is set but chromium is not installed "
+                       "(apt-get install -y chromium chromium-driver)")
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,

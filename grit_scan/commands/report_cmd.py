@@ -3,9 +3,10 @@ self-contained HTML page or a Markdown summary.
 
 The inputs are read here; ``report.page`` counts and renders.  An input is
 read whole and parsed as JSON: a file that is one JSON object is a scan
-report (or a one-line sweep); anything else is read as JSON lines, one sweep
-result each.  A line that is not a sweep result is skipped with a warning
-on stderr (a torn last line, left by a killed sweep, silently).
+report (with a ``report_version``) or a one-line sweep; anything else is
+read as JSON lines, one sweep result each.  A line that is not a sweep
+result is skipped with a warning on stderr (a torn last line, left by a
+killed sweep, silently).
 """
 
 # No ``from __future__ import annotations`` here: typer reads the commands'
@@ -64,7 +65,12 @@ def read_results(path: Path) -> list[Target]:
     del raw
     whole = _parse(text)
     if isinstance(whole, dict):
-        return [target_of(whole if "target" in whole else scan_report_line(whole, str(path)))]
+        if "target" in whole:
+            return [target_of(whole)]
+        if "report_version" in whole:
+            return [target_of(scan_report_line(whole, str(path)))]
+        raise NothingRead(f"{path}: a JSON object that is neither a sweep result nor a "
+                          "grit scan --json report")
     del whole
     lines = text.split("\n")
     del text
