@@ -389,3 +389,22 @@ def test_two_inputs_combine_and_the_last_result_wins(sweep: Path, tmp_path: Path
     assert f"### grit report: {len(raw) + 1} targets" in res.stdout
     want = Counter(OUTCOME_OF_EXIT[x["exit_code"]] for x in raw[1:])
     assert f"| clean | {want['clean'] + 1} |" in res.stdout
+
+
+def test_worst_targets_first(sweep: Path) -> None:
+    raw = lines(sweep)
+    sev = ("structural", "disagreement", "warning", "info")
+
+    def counts(x: dict) -> tuple[int, ...]:
+        fs = x.get("report", {}).get("findings", [])
+        return tuple(sum(f["severity"] == s for f in fs) for s in sev)
+
+    ranked = sorted((x for x in raw if any(counts(x))), key=lambda x: (
+        [-c for c in counts(x)], x["target"]))
+    assert ranked[0]["target"] == "fixtures/sample"  # 1 structural, 3 disagreements
+    md = render_markdown([target_of(x) for x in raw], summarise(target_of(x) for x in raw),
+                         ["s"], "0")
+    table = md.split("#### Worst targets (up to 10)\n\n", 1)[1].split("\n\n", 1)[0]
+    rows = [_cells(r) for r in table.splitlines()[2:]]
+    assert [(r[0].replace("\\_", "_"), tuple(map(int, r[2:]))) for r in rows] == [
+        (x["target"], counts(x)) for x in ranked[:10]]

@@ -17,7 +17,7 @@ from jinja2.loaders import PackageLoader
 from jinja2.runtime import StrictUndefined
 
 from . import charts
-from .model import OUTCOMES, SEVERITIES, Summary, Target, TargetDiff
+from .model import OUTCOMES, SEVERITIES, Summary, Target, TargetDiff, worst
 from .text import shown
 
 
@@ -61,8 +61,6 @@ def render_html(targets: Sequence[Target], summary: Summary, rules: Sequence[Rul
             used.update(c.new.code for c in d.changed)
             used.update(c.old.code for c in d.changed)
     linked = [r for r in rules if r.code in used]
-    hit = sorted((t for t in targets if t.findings),
-                 key=lambda t: (tuple(t.count(s) for s in SEVERITIES), t.target), reverse=True)
     page = _env().get_template("page.html.j2")
     return str(page.render(
         targets=targets, summary=summary, rules=linked,
@@ -71,4 +69,4 @@ def render_html(targets: Sequence[Target], summary: Summary, rules: Sequence[Rul
         outcomes=OUTCOMES, severities=SEVERITIES,
         chart_list=[charts.findings_by_kind(summary.kinds),
                     charts.grades_by_convention(summary.grades),
-                    charts.per_target(hit)]))
+                    charts.per_target(worst(targets))]))

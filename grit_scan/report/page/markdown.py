@@ -62,7 +62,7 @@ def render_markdown(targets: Sequence[Target], summary: Summary, inputs: Sequenc
                        for g in summary.grades])
     else:
         out.append("No quantised tensors.")
-    bad = [t for t in worst(targets, WORST) if t.outcome != "clean"]
+    bad = worst(targets, WORST)
     if bad:
         out += ["", f"#### Worst targets (up to {WORST})", ""]
         out += _table(["target", "outcome", *SEVERITIES],

@@ -62,12 +62,6 @@ class Target:
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
 
-    @property
-    def badness(self) -> tuple[int, ...]:
-        """Sort key, worst first when sorted descending: outcome, then
-        findings by severity."""
-        return (OUTCOMES.index(self.outcome), *(self.count(s) for s in SEVERITIES))
-
 
 def _str(v: Any, default: str = "") -> str:
     return v if isinstance(v, str) else default
@@ -197,9 +191,13 @@ def summarise(targets: Iterable[Target]) -> Summary:
                    findings=sum(len(t.findings) for t in rows))
 
 
-def worst(targets: Iterable[Target], n: int) -> list[Target]:
-    """The ``n`` targets with the worst outcome and the most severe findings."""
-    return sorted(targets, key=lambda t: (t.badness, t.target), reverse=True)[:n]
+def worst(targets: Iterable[Target], n: int | None = None) -> list[Target]:
+    """The targets with findings, the most severe first: by structural
+    findings, then disagreements, warnings and info (then by name); the
+    first ``n`` of them."""
+    hit = [t for t in targets if t.findings]
+    hit.sort(key=lambda t: (tuple(-t.count(s) for s in SEVERITIES), t.target))
+    return hit if n is None else hit[:n]
 
 
 @dataclass(frozen=True)
