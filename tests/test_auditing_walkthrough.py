@@ -3,7 +3,7 @@
 Every ``sh`` block between the walkthrough markers is run line by line with
 bash, in order, in a scratch directory whose ``fixtures`` is this
 repository's (so the documented relative paths hold and nothing is written
-into the checkout), with ``grit`` on PATH.  A ``# exit N`` comment is the
+into the checkout), with ``grit`` on PATH and 200 columns.  A ``# exit N`` comment is the
 exit code the line must give (a line without one must not crash: no
 traceback, exit below 5); each line of a ``text`` block must appear in the
 output of the command just before it.
@@ -31,8 +31,9 @@ def walkthrough() -> list[tuple[str, str]]:
 
 def test_the_walkthrough_runs_verbatim(tmp_path: Path) -> None:
     (tmp_path / "fixtures").symlink_to(ROOT / "fixtures")
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}"
-                                f"{os.environ.get('PATH', '')}")
+    # a fixed width: grit explain wraps its verdict to the terminal's columns
+    env = dict(os.environ, COLUMNS="200", PATH=f"{Path(sys.executable).parent}{os.pathsep}"
+                                               f"{os.environ.get('PATH', '')}")
     blocks = walkthrough()
     assert [k for k, _ in blocks].count("sh") >= 5 and "text" in {k for k, _ in blocks}
     last = None
