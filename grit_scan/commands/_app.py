@@ -109,7 +109,8 @@ def error_line(message: str, level: str = "error") -> None:
 
 
 # Command modules, in the order help lists them: scan first.
-COMMAND_MODULES = ("scan_cmds", "sweep_cmd", "show_cmd", "rule_cmd", "codec_cmds", "codec_ops")
+COMMAND_MODULES = ("scan_cmds", "sweep_cmd", "report_cmd", "show_cmd", "rule_cmd", "codec_cmds",
+                   "codec_ops")
 
 
 # COMMAND_OF (startup.py) names the module defining each command, so that

@@ -20,6 +20,7 @@ HELP = {
         '  scan      Audit checkpoints against GRIT v1 and report what is wrong.\n'
         '  manifest  Write grit-manifest.json: descriptors, gids (and digests with...\n'
         '  sweep     Scan many models; one JSON line each in --out, plus a summary.\n'
+        '  report    Turn a sweep (or scan reports) into an HTML page or a...\n'
         '  show      The inventory: tensors, dtypes, shapes, conventions, grades,...\n'
         '  rule      Explain a finding kind: what it means, an example, how to fix...\n'
         '  grade     Canonicalise a grade: canonical string, grade_id, decode...\n'
@@ -133,6 +134,23 @@ HELP = {
         '  --max-remote-bytes BYTES  Byte budget per target (0: no limit).  [default:\n'
         '                            1073741824]\n'
         '  -h, --help                Show this message and exit.\n'
+    ),
+    'report': (
+        'Usage: grit report [OPTIONS] {INPUT}...\n'
+        '\n'
+        '  Turn a sweep (or scan reports) into an HTML page or a Markdown summary.\n'
+        '\n'
+        'Arguments:\n'
+        '  INPUT  Sweep JSON lines (grit sweep --out) or grit scan --json reports.\n'
+        '         [required]\n'
+        '\n'
+        'Options:\n'
+        '  --out FILE        Write the page here (default: stdout).\n'
+        '  --format html|md  html: a self-contained page; md: a Markdown summary for an\n'
+        '                    issue.  [default: html]\n'
+        '  --baseline OLD    An earlier sweep (repeatable): add its new, fixed and\n'
+        '                    changed findings.\n'
+        '  -h, --help        Show this message and exit.\n'
     ),
     'show': (
         'Usage: grit show [OPTIONS] {FILE|DIR|URL}...\n'

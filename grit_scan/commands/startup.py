@@ -31,6 +31,7 @@ HELP_WIDTH = 80  # click's max help width: any terminal this wide or wider gets 
 # The module defining each command, so that running one command imports only
 # its module; tests/test_docs.py holds it to the app.
 COMMAND_OF = {"scan": "scan_cmds", "manifest": "scan_cmds", "sweep": "sweep_cmd",
+              "report": "report_cmd",
               "show": "show_cmd",
               "rule": "rule_cmd", "grade": "codec_cmds", "check": "codec_cmds",
               "explain": "codec_cmds", "decode": "codec_ops", "encode": "codec_ops",
