@@ -1,6 +1,6 @@
-"""Issue 15: the compiled helpers of a scan.  ``_fnv.replay_modules`` runs
-conventions.infer's replay loop for modules whose plan is known,
-``first_sights`` numbers their signatures, ``distribute`` groups a model's
+"""Issue 15: the compiled helpers of a scan.  ``_fnv.replay_modules`` and
+``first_sights`` (no longer called: the conventions run their replay loop
+and signature numbers in Python) are held to their contracts; ``distribute`` groups a model's
 replayed tensors by the shard holding their data (parsers/models.py), and
 ``positions_of`` selects partial_quantization's candidates.  Each must do
 exactly what the Python it stands in for does: the references here are
@@ -9,7 +9,6 @@ test, and whole scans are held to the same scans without the helpers."""
 
 from __future__ import annotations
 
-import sys
 from array import array
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grit_scan.artifact import Artifact, Format
-from grit_scan.parsers import conventions
-from grit_scan.parsers.roles import role_function
-
-compiled = conventions._compiled
+try:
+    from grit_scan.codec import _fnv as compiled
+except ImportError:  # pragma: no cover - depends on the build
+    compiled = None
 needs_c = pytest.mark.skipif(compiled is None or not hasattr(compiled, "replay_modules"),
                              reason="the compiled helper is not built")
 
@@ -118,82 +116,6 @@ def test_replay_modules_leaves_odd_entries_to_python() -> None:
     assert compiled.replay_modules(order, sig, {**fast, next(iter(fast)): (3, (0, 1))},
                                    used) == (b"", b"")
     assert order == [good] and used == bytearray(1)
-
-
-def _columns(spec: list[tuple[int, str, int, str, bool]]) -> conventions.Columns:
-    """Modules of FP8 per-channel parts (weight, scale), some with their
-    scale listed at the end (parts not one after the other), some with a
-    bias, some without a scale."""
-    names: list[str] = []
-    dtypes: list[str] = []
-    shapes: list[tuple[int, ...]] = []
-    late: list[tuple[str, str, tuple[int, ...]]] = []
-    for layer, proj, rows, sdt, apart in spec:
-        m = f"model.layers.{layer}.{proj}"
-        if m + ".weight" in names:
-            continue
-        names.append(m + ".weight")
-        dtypes.append("F8_E4M3")
-        shapes.append((rows, 32))
-        if sdt == "none":
-            continue
-        entry = (m + ".weight_scale", sdt, (rows, 1))
-        if apart:
-            late.append(entry)
-        else:
-            names.append(entry[0])
-            dtypes.append(entry[1])
-            shapes.append(entry[2])
-        if proj.endswith("q_proj"):
-            names.append(m + ".bias")
-            dtypes.append("BF16")
-            shapes.append((rows,))
-    for name, dt, shape in late:
-        names.append(name)
-        dtypes.append(dt)
-        shapes.append(shape)
-    nbytes = [64] * len(names)
-    return conventions.Columns(names, dtypes, shapes, list(range(0, 64 * len(names), 64)),
-                               nbytes, nbytes)
-
-
-def _infer(cols: conventions.Columns) -> tuple[list[Any], Any, bytearray, list[str]]:
-    art = Artifact(path="m.safetensors", abs_path="", format=Format.SAFETENSORS)
-    used = bytearray(len(cols))
-    qs = conventions.infer(art, cols, used, None, role_function("llama", None))
-    got = qs.columns()
-    columns = None if got is None else (list(got[0]), list(got[1]), [m.plan for m in got[2]])
-    return list(qs), columns, used, [i.message for i in art.issues]
-
-
-class _NoReplay:
-    """The compiled module without ``replay_modules`` and ``first_sights``."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("replay_modules", "first_sights"):
-            raise AttributeError(name)
-        return getattr(compiled, name)
-
-
-@needs_c
-@settings(max_examples=150, deadline=None)
-@given(spec=st.lists(st.tuples(st.integers(0, 30),
-                               st.sampled_from(["mlp.down_proj", "self_attn.q_proj"]),
-                               st.sampled_from([4, 8]),
-                               st.sampled_from(["F32", "BF16", "none"]),
-                               st.booleans()),
-                     max_size=40))
-def test_infer_with_and_without_the_helper(spec: list[tuple[int, str, int, str, bool]]) -> None:
-    cols = _columns(spec)
-    with_c = _infer(cols)
-    mod = sys.modules[conventions.__name__]
-    saved = mod._compiled
-    mod._compiled = _NoReplay()  # type: ignore[assignment]
-    try:
-        without = _infer(cols)
-    finally:
-        mod._compiled = saved
-    assert with_c == without
 
 
 # --- _fnv.distribute: parsers/models.py's grouping of replays by shard ------
