@@ -81,6 +81,7 @@ class IssueCode(str, enum.Enum):
     GRIT_HEADER = "grit_header"  # a malformed __grit__ header or grit.* key
     SIZE = "size"  # a convention's byte equation fails (plane sizes)
     NOT_REPRESENTABLE = "not_representable"  # a convention GRIT v1 cannot express
+    UNSUPPORTED = "unsupported_convention"  # quantised-looking tensors no convention claims
     MISSING_SHARD = "missing_shard"
     INDEX_INCONSISTENT = "index_inconsistent"
     PATH_ESCAPE = "path_escape"

@@ -88,6 +88,7 @@ SCENARIOS = {
                                         "missing_shard": "structural",
                                         "unlisted_checkpoint": "disagreement",
                                         "artifact_drift": "warning"}, {}, 1, 1),
+    "producers/quanto-qint4": (False, {"unsupported_convention": "warning"}, {}, 3, 1),
     "producers/gguf-quants": (False, {"quantizations": "info", "inferred_descriptor": "warning",
                                       "not_representable": "warning",
                                       "unregistered_grade": "warning"}, {}, 3, 1),

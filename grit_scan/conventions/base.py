@@ -99,6 +99,29 @@ def registered() -> tuple[type[Convention], ...]:
     return out
 
 
+# Declared keys as the registry's ``declared_as`` names them
+_DECLARED_KEYS = (("method", "quant_method"), ("format", "format"), ("quant_algo", "quant_algo"))
+
+
+def recognised(declared: Declared) -> bool:
+    """True when a declared quant_method, format or quant_algo names a
+    registered convention (docs/conventions.md, "declared as")."""
+    known = {d for c in registered() for d in c.declared_as}
+    return any(isinstance(declared.get(key), str) and f"{name}={declared[key]}" in known
+               for key, name in _DECLARED_KEYS)
+
+
+def declared_name(declared: Declared) -> str:
+    """What a declaration names: its quant_algo, format or quant_method, else
+    the fields it gives."""
+    for key, name in reversed(_DECLARED_KEYS):
+        if isinstance(declared.get(key), str) and declared[key]:
+            return f"{name} {declared[key]!r}"
+    given = ", ".join(f"{k} {declared[k]}" for k in ("bits", "group_size")
+                      if declared.get(k) is not None)
+    return f"quantisation without a quant_method ({given or 'no fields grit reads'})"
+
+
 def claiming(ctx: Ctx, parts: Parts) -> type[Convention] | None:
     """The convention that infers a module with these parts, or None."""
     for conv in registered():

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, repeat
-from operator import add, getitem, mul, ne, sub
+from operator import add, getitem, methodcaller, mul, ne, sub
 from typing import overload
 
 from ..artifact import (
@@ -263,7 +263,39 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
                 art.issue(IssueCode.NOTE, f"{cols.dtypes[g]} tensor {cols.names[g]!r} has no "
                           "scale tensor beside it; its quantisation is not described",
                           tensor=cols.names[g])
+    if not set(counts) <= UNQUANTISED_FLOATS or any(
+            map(_LOOKS_QUANTISED, compress(cols.names, unused))):
+        _unclaimed(art, cols, unused)
     return ctx.out
+
+
+# names producers give quantised data and scales (GPTQ/AWQ qweight, packed
+# compressed-tensors, MLX and GPTQ scales, optimum-quanto's _data, torchao's
+# _qdata, HQQ's W_q)
+_QUANTISED_ENDS = (".qweight", "_packed", ".scales", "._data", "_qdata", ".W_q")
+_LOOKS_QUANTISED = methodcaller("endswith", _QUANTISED_ENDS)
+# the dtypes quantised values are stored in
+_CODE_DTYPES = frozenset({"I8", "U8", "I16", "U16", "I32", "U32", "F8_E4M3", "F8_E5M2",
+                          "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"})
+
+
+def _unclaimed(art: Artifact, cols: Columns, unused: Sequence[int]) -> None:
+    """One UNSUPPORTED issue for the tensors no convention claimed that look
+    quantised: a name producers give quantised data or scales, or a tensor of
+    rank 2 or more in an integer or FP8 dtype beside a tensor named ``scale``
+    (the stem before its last component shared)."""
+    left = list(compress(range(len(cols)), unused))
+    stems = {cols.names[g].rpartition(".")[0] for g in left
+             if "scale" in cols.names[g].rpartition(".")[2].lower()}
+    found = [cols.names[g] for g in left
+             if _LOOKS_QUANTISED(cols.names[g]) or (
+                 cols.dtypes[g] in _CODE_DTYPES and len(cols.shapes[g]) >= 2
+                 and cols.names[g].rpartition(".")[0] in stems)]
+    if found:
+        art.issue(IssueCode.UNSUPPORTED,
+                  f"{len(found)} tensor(s) look quantised but no convention claims them "
+                  f"(e.g. {found[0]}): their quantisation is not checked",
+                  tensor=found[0], count=len(found), tensors=found[:50])
 
 
 def _group(names: Sequence[str], at: Iterable[int]) -> dict[str, tuple[str | int, ...]]:

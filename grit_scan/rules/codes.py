@@ -37,6 +37,7 @@ class Kind(str, enum.Enum):
     NOT_REPRESENTABLE = "not_representable"
     PARTIAL_QUANTIZATION = "partial_quantization"
     QUANTIZATIONS = "quantizations"
+    UNSUPPORTED_CONVENTION = "unsupported_convention"
 
     def __str__(self) -> str:
         return self.value

@@ -19,7 +19,7 @@ class CtInt(Convention):
     producers = "llm-compressor / compressed-tensors (W8A8, W4A8, W4AFP8 int-quantized)"
     versions_tested = "llmcompressor 0.14.0.1, compressed-tensors 0.19.0"
     suffixes = CT_SUFFIXES
-    declared_as = ("format=int-quantized",)
+    declared_as = ("format=int-quantized", "quant_method=compressed-tensors")
     dtypes = ("I8", "F32", "F16", "BF16")
     conventions = ("compressed-tensors-int",)
     planes = "data `weight`, scale0 `weight_scale`, aux `weight_zero_point`"

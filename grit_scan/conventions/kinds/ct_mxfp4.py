@@ -14,7 +14,7 @@ class CtMxfp4(Convention):
     producers = "llm-compressor / compressed-tensors (`MXFP4` scheme)"
     versions_tested = "fixtures/conventions (layout from compressed-tensors 0.19.0)"
     suffixes = CT_SUFFIXES
-    declared_as = ("format=mxfp4-pack-quantized",)
+    declared_as = ("format=mxfp4-pack-quantized", "quant_method=compressed-tensors")
     dtypes = ("U8",)
     conventions = ("compressed-tensors-mxfp4",)
     planes = "data `weight_packed`, scale0 `weight_scale`"

@@ -16,7 +16,7 @@ class CtMxfp8(Convention):
     producers = "llm-compressor / compressed-tensors (`MXFP8` scheme)"
     versions_tested = "fixtures/conventions (layout from compressed-tensors 0.19.0)"
     suffixes = CT_SUFFIXES
-    declared_as = ("format=mxfp8-quantized",)
+    declared_as = ("format=mxfp8-quantized", "quant_method=compressed-tensors")
     dtypes = ("F8_E4M3", "F8_E5M2", "U8")
     conventions = ("compressed-tensors-mxfp8",)
     planes = "data `weight`, scale0 `weight_scale`"

@@ -18,7 +18,7 @@ class CtNvfp4(Convention):
     producers = "llm-compressor / compressed-tensors (`NVFP4` scheme)"
     versions_tested = "llmcompressor 0.14.0.1, compressed-tensors 0.19.0"
     suffixes = CT_SUFFIXES
-    declared_as = ("format=nvfp4-pack-quantized",)
+    declared_as = ("format=nvfp4-pack-quantized", "quant_method=compressed-tensors")
     dtypes = ("U8", "F8_E4M3", "F32")
     conventions = ("compressed-tensors-nvfp4",)
     planes = "data `weight_packed`, scale0 `weight_scale`, scale1 `weight_global_scale`"

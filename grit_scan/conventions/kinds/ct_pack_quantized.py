@@ -13,7 +13,7 @@ class CtPackQuantized(Convention):
     producers = "llm-compressor / compressed-tensors (W4A16, W8A16 packed)"
     versions_tested = "llmcompressor 0.14.0.1, compressed-tensors 0.19.0"
     suffixes = CT_SUFFIXES
-    declared_as = ("format=pack-quantized",)
+    declared_as = ("format=pack-quantized", "quant_method=compressed-tensors")
     dtypes = ("I32",)
     conventions = ("compressed-tensors-pack-quantized",)
     planes = "data `weight_packed`, scale0 `weight_scale`, aux `weight_zero_point`"

@@ -16,7 +16,8 @@ class Fp8(Convention):
                  "ModelOpt FP8, fbgemm_fp8")
     versions_tested = "llmcompressor 0.14.0.1, compressed-tensors 0.19.0"
     suffixes = (".weight_scale", ".input_scale")
-    declared_as = ("format=float-quantized", "format=naive-quantized", "quant_method=fp8",
+    declared_as = ("format=float-quantized", "format=naive-quantized",
+                   "quant_method=compressed-tensors", "quant_method=fp8",
                    "quant_method=fbgemm_fp8", "quant_algo=FP8")
     dtypes = ("F8_E4M3", "F8_E5M2", "F32", "F16", "BF16")
     conventions = ("fp8-per-tensor", "fp8-per-channel", "fp8-per-group", "fp8-block")

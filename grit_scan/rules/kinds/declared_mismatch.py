@@ -25,7 +25,9 @@ RULE = Rule(
 **Disagreement.** `config.json` (`quantization_config`, also under
 `text_config`), `quantize_config.json` or ModelOpt's `hf_quant_config.json`
 declares bits, a group size or a format that the bytes contradict — or
-declares quantisation for a checkpoint whose tensors are not quantised.
+declares a quantisation a convention recognises for a checkpoint whose
+tensors are not quantised (a method no convention recognises is
+`unsupported_convention` instead).
 
 Example (`fixtures/broken/declared-contradicts`):
 
@@ -121,6 +123,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         src = dec.get("source", "config")
         cfg_path = posixpath.join(group, src.split(" ")[0])
         if arts and not any(a.quantized for a in arts):
+            # here: the convention registry, which only a declaring model needs (start-up)
+            from ...conventions.base import recognised
+
+            if not recognised(dec):
+                continue  # a method no convention knows: unsupported_convention says so
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
             out.append(RULE.finding(
                 cfg_path, f"{src} declares {what} quantisation but no tensor in "
