@@ -103,4 +103,4 @@ def _fp8_blocks(ctx: Ctx, mod: str, w: str, sc: str, key: str) -> None:
     not_representable(ctx, mod, w, shape, "fp8-block", "§3.7",
          f"DeepSeek-style block FP8: {key} {st.dtype} {list(st.shape)} holds one scale per "
          "2-D tile; GRIT v1 groups are runs along one axis (§3.7, §0.3), so 2-D blocks are "
-         "not expressible", [w, sc])
+         "not expressible", [w, sc], weight_shape=list(shape), scale_shape=list(st.shape))

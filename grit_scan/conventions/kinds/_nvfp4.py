@@ -37,7 +37,8 @@ def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who
                  "1/weight_global_scale is in no plane, so these bytes have no exact GRIT v1 "
                  "descriptor (read as GRADE_NVF4 they would decode weight_global_scale² times "
                  "too large; ModelOpt's weight_scale_2 is the multiplier NVF4 means)",
-                 [data, scale, glob], would_be=str(GRADE_NVF4))
+                 [data, scale, glob], would_be=str(GRADE_NVF4),
+                 actual_group_size=_group(shape, ctx.tensors[scale].shape))
         q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob), None]
         return
     # ModelOpt's data tensor is MODULE.weight: its name string serves (memory)
@@ -49,3 +50,11 @@ def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who
                        "wrong scale (transformers#48372)",)
     ctx.add(q, data, scale, glob or "")
 
+
+
+def _group(shape: tuple[int, ...], sshape: tuple[int, ...]) -> int | None:
+    """The run of values one scale covers along the row (16 in NVFP4), from
+    the shapes: the bytes' group size, whatever a config declares."""
+    if len(sshape) != 2 or not sshape[1] or shape[-1] % sshape[1]:
+        return None
+    return shape[-1] // sshape[1]
