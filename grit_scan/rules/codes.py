@@ -28,6 +28,7 @@ class Kind(str, enum.Enum):
     UNLISTED_CHECKPOINT = "unlisted_checkpoint"
     ZP_CONVENTION_MISMATCH = "zp_convention_mismatch"
     ZP_CONVENTION_UNVERIFIED = "zp_convention_unverified"
+    ZP_CONVENTION_UNDECLARED = "zp_convention_undeclared"
     ARTIFACT_DRIFT = "artifact_drift"
     NOTE_ASSUMED = "note_assumed"
     PROBE_WARNING = "probe_warning"
