@@ -157,3 +157,33 @@ def test_wrong_bits_is_a_bits_mismatch() -> None:
     assert f.detail["actual"] == "4" and f.detail["count"] == 14
     assert "group" not in f.message
     assert _exit(sub, "graded") == 2 and _exit(sub, "simple") == 1
+
+
+def test_w4afp8_deep_judges_int4_values_not_the_int8_container() -> None:
+    """compressed-tensors W4AFP8 stores int4 values sign-extended in int8
+    bytes (declared bits 4): the probes judge the codes' reach against int4's
+    range of 7, not int8's 127, so a correct file gives no probe_warning."""
+    r = _scan("ct/w4afp8", deep=True)
+    assert "probe_warning" not in _kinds(r)
+    assert _exit("ct/w4afp8", "graded", deep=True) == 3
+    assert _exit("ct/w4afp8", "simple", deep=True) == 1
+
+
+def test_probe_reach_is_judged_against_the_value_width() -> None:
+    from grit_scan.codec import grade as G
+    from grit_scan.codec.descriptor import from_grade
+    from grit_scan.codec.probes import probe
+
+    d = from_grade(G.parse_grade("grit1(e=s8,k0=128,s0=binary32,esr=ratiomaxabs)"), 1)
+    scales = bytes(4) * 2  # two groups of 128, scale 0.0 (only the codes are judged)
+
+    def codes(top: int) -> bytes:
+        return bytes([top] + [0] * 255)
+
+    # int4 values: 7 reaches 7, so no warning; 1 never exceeds half of 7
+    assert probe(d, (2, 128), [codes(7), scales, b"", b""], 4) == []
+    (w,) = probe(d, (2, 128), [codes(1), scales, b"", b""], 4)
+    assert "(4-bit values) never exceed 1 of a range of 7" in w
+    # read as the s8 container itself, 7 of 127 is suspicious
+    (w,) = probe(d, (2, 128), [codes(7), scales, b"", b""])
+    assert "never exceed 7 of a range of 127" in w

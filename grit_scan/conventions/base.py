@@ -71,6 +71,13 @@ class Convention:
         raise NotImplementedError
 
     @classmethod
+    def value_bits(cls, declared: Declared | None) -> int | None:
+        """The width of the values each element code holds, when the
+        convention stores narrower values in a wider code (None: the code's
+        own width).  The --deep probes judge the codes' reach against it."""
+        return None
+
+    @classmethod
     def infer(cls, ctx: Ctx, mod: str, parts: Parts) -> None:
         """Add the module's QTensor (or issues) to ``ctx``."""
         raise NotImplementedError
@@ -120,6 +127,14 @@ def declared_name(declared: Declared) -> str:
     given = ", ".join(f"{k} {declared[k]}" for k in ("bits", "group_size")
                       if declared.get(k) is not None)
     return f"quantisation without a quant_method ({given or 'no fields grit reads'})"
+
+
+def by_convention(convention: str | None) -> type[Convention] | None:
+    """The convention whose tensors carry this ``convention`` value."""
+    for c in registered():
+        if convention in c.conventions:
+            return c
+    return None
 
 
 def claiming(ctx: Ctx, parts: Parts) -> type[Convention] | None:

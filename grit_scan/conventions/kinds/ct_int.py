@@ -8,6 +8,7 @@ from math import prod
 
 from ...artifact import IssueCode
 from ...codec.grade import parse_grade
+from ...names import Declared
 from ..base import Convention, Ctx, Parts, new_q, not_representable
 from ..scales import SCALE_TOKENS, dt_field, scale_layout
 from .ct_nvfp4 import CT_SUFFIXES
@@ -31,6 +32,12 @@ class CtInt(Convention):
     def claims(cls, ctx: Ctx, parts: Parts) -> bool:
         w = parts.get(".weight")
         return bool(w and ctx.dtype(w) == "I8" and parts.get(".weight_scale"))
+
+    @classmethod
+    def value_bits(cls, declared: Declared | None) -> int | None:
+        # a declared b < 8 (W4A8, W4AFP8): b-bit values sign-extended in each s8 byte
+        bits = (declared or {}).get("bits")
+        return bits if isinstance(bits, int) and 1 < bits < 8 else None
 
     @classmethod
     def infer(cls, ctx: Ctx, mod: str, parts: Parts) -> None:
