@@ -114,8 +114,13 @@ def recognised(declared: Declared) -> bool:
     """True when a declared quant_method, format or quant_algo names a
     registered convention (docs/conventions.md, "declared as")."""
     known = {d for c in registered() for d in c.declared_as}
-    return any(isinstance(declared.get(key), str) and f"{name}={declared[key]}" in known
-               for key, name in _DECLARED_KEYS)
+    if any(isinstance(declared.get(key), str) and f"{name}={declared[key]}" in known
+           for key, name in _DECLARED_KEYS):
+        return True
+    # fields the normalised declaration does not keep (MLX's "mode"), as written
+    raw = declared.get("raw")
+    return isinstance(raw, dict) and any(
+        f"{k}={v}" in known for k, v in raw.items() if isinstance(v, str))
 
 
 def declared_name(declared: Declared) -> str:

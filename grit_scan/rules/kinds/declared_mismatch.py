@@ -122,6 +122,9 @@ def _refused_contradictions(detail: Mapping[str, Any],
     dg, got = dec.get("group_size"), detail.get("actual_group_size")
     if isinstance(dg, int) and dg > 0 and isinstance(got, int) and dg != got:
         out.append(("group_size", str(dg), str(got)))
+    db, bits = dec.get("bits"), detail.get("actual_bits")
+    if isinstance(db, int) and isinstance(bits, int) and db != bits:
+        out.append(("bits", str(db), str(bits)))
     wbs, ws, ss = dec.get("weight_block_size"), detail.get("weight_shape"), detail.get(
         "scale_shape")
     if (isinstance(wbs, list) and len(wbs) == 2 and all(isinstance(b, int) and b > 0
