@@ -56,3 +56,25 @@ def test_calculate_zeros_width_as_autoawq_writes_it() -> None:
     # AutoAWQ: make_divisible(in/g, 8), then a multiple of 1 (g>=128), 2 (g64), 4 (g32)
     assert zeros_width(256, 128, 8) == 8 // 8 and zeros_width(256, 64, 8) == 2
     assert zeros_width(256, 32, 8) == 4 and zeros_width(4096, 128, 8) == 4
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_gemm_g64_beside_it_is_the_gemm_convention(deep: bool) -> None:
+    """AutoAWQ 0.2.9 GEMM, group 64 (fixtures/producers/awq-gemm-4bit-g64):
+    qweight [in, out/8], scales [in/64, out]; the GEMV recogniser leaves it
+    to AWQ GEMM, whose §7.3 equations predict twice the zero-point bytes."""
+    r = grit_scan.scan([str(P / "awq-gemm-4bit-g64")], deep=deep)
+    assert [f for f in r.findings if str(f.severity) in ("structural", "disagreement")] == []
+    (f,) = [f for f in r.findings if str(f.kind) == "not_representable"]
+    assert "GEMV" not in f.message and "§0.3(d)" in f.message
+    # the first tensor listed, mlp.down_proj [in 256, out 256], 4 groups of 64:
+    # 4·256 zero points, one byte each in GRIT, 4 bits each in the file
+    assert (f.detail["predicted_aux"], f.detail["present_aux"]) == (4 * 256, 4 * 256 // 2)
+    sub = P / "awq-gemm-4bit-g64"
+    args = ["scan", str(sub)] + (["--deep"] if deep else [])
+    for policy, want in (("graded", 3), ("simple", 1)):
+        try:
+            code = main([*args, "--exit-policy", policy]) or 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        assert code == want
