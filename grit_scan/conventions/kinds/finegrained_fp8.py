@@ -12,7 +12,7 @@ class FineGrainedFp8(Convention):
     name = "fp8-weight-scale-inv"
     precedence = 70  # before the FP8 of weight_scale
     producers = "DeepSeek V3 checkpoints, transformers `FineGrainedFP8Config`"
-    versions_tested = "fixtures/conventions (layout from DeepSeek-V3's safetensors)"
+    versions_tested = "transformers 5.17.0 FineGrainedFP8 (128x128); DeepSeek-V3 layout"
     suffixes = (".weight_scale_inv",)
     declared_as = ("quant_method=fp8",)
     dtypes = ("F8_E4M3", "F32", "BF16")

@@ -14,7 +14,7 @@ class MlxAffine(Convention):
     name = "mlx-affine"
     precedence = 80
     producers = "mlx-lm (`mlx_lm.convert -q`, mode affine)"
-    versions_tested = "mlx_lm.convert with --q-bits 3/4/6 and --q-group-size 32/64/128"
+    versions_tested = "mlx 0.32.4, mlx-lm 0.32.2 (bits 3/4/6, groups 32/64/128)"
     suffixes = (".scales", ".biases")
     declared_as = ("mode=affine",)
     dtypes = ("U32", "BF16", "F16", "F32")
