@@ -76,6 +76,7 @@ class IssueCode(str, enum.Enum):
     GRIT_HEADER = "grit_header"  # a malformed __grit__ header or grit.* key
     SIZE = "size"  # a convention's byte equation fails (plane sizes)
     NOT_REPRESENTABLE = "not_representable"  # a convention GRIT v1 cannot express
+    UNSUPPORTED = "unsupported_convention"  # quantised-looking tensors no convention claims
     MISSING_SHARD = "missing_shard"
     INDEX_INCONSISTENT = "index_inconsistent"
     PATH_ESCAPE = "path_escape"
@@ -252,7 +253,7 @@ else:
 
 class PlaneSeq(_PlaneSeqBase):
     """A quantised tensor's planes kept compactly, each PlaneRef built when
-    it is asked for (parsers/conventions.py keeps a replayed convention's
+    it is asked for (conventions/engine.py keeps a replayed convention's
     planes as positions in the model's columns: a list and a PlaneRef per
     plane was a third of a 500-shard FP8 model's peak memory, issue 15).
     It compares equal to the list of the same PlaneRefs.  Subclasses give
@@ -347,7 +348,7 @@ class QTensor:
 
 class Replays(Protocol):
     """Quantised tensors made the same way at many places of a model's
-    columns (parsers/conventions.py: a convention's plan replayed on every
+    columns (conventions/engine.py: a convention's plan replayed on every
     module of one signature), each named by one int, ``g``.  ``QList`` keeps
     the int instead of a QTensor (issue 15: a QTensor, its role and its
     planes were about 330 bytes and several microseconds per module)."""

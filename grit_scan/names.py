@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from operator import methodcaller
 from typing import Any
 
@@ -32,62 +32,62 @@ MAX_OPEN_REPEATS = 2  # unbounded repeats in one pattern: time is at most n^2
 
 Declared = dict[str, Any]
 
-# Longest first: the suffixes that attach a stored tensor to its module.
-SUFFIXES = (
-    ".weight.quant_state.bitsandbytes__nf4", ".weight.quant_state.bitsandbytes__fp4",
-    ".weight.nested_quant_map", ".weight.nested_absmax", ".weight.quant_map", ".weight.absmax",
-    ".weight_global_scale", ".input_global_scale", ".weight_zero_point", ".weight_scale_inv",
-    ".weight_scale_2", ".weight_packed", ".weight_scale", ".weight_shape", ".weight_g_idx",
-    ".weight_format", ".input_scale", ".qweight", ".qzeros", ".scales", ".g_idx", ".weight",
-    ".bias", ".SCB", "_blocks", "_scales", ".blocks",
-)
-_DOT_SUFFIXES = {s for s in SUFFIXES if s.startswith(".")}
-_US_SUFFIXES = tuple(s for s in SUFFIXES if not s.startswith("."))
-# dot suffixes by their last component, longest first: a name's last
-# component picks the few candidates (split_name runs once per stored tensor)
-_BY_LAST: dict[str, tuple[str, ...]] = {}
-for _s in sorted(_DOT_SUFFIXES, key=len, reverse=True):
-    _BY_LAST[_s.rsplit(".", 1)[1]] = _BY_LAST.get(_s.rsplit(".", 1)[1], ()) + (_s,)
+# The suffixes of a module's own weight and bias.  Each convention declares
+# the suffixes of its other parts in its own module (conventions/kinds/), and
+# conventions/suffixes.py puts every convention's table together.
+GENERIC_SUFFIXES = (".weight", ".bias")
 
 
-# last component -> suffix, where the only known suffix ending in that
-# component is the component itself (".weight", ".weight_scale", ...): a name
-# with such a last component, and text before its dot, splits there
-ONE_COMPONENT = {last: sufs[0] for last, sufs in _BY_LAST.items()
-                  if len(sufs) == 1 and sufs[0] == "." + last}
+class SuffixTable:
+    """(module, suffix) splits of stored tensor names over a set of known
+    suffixes: the longest known suffix a name ends in."""
+
+    __slots__ = ("suffixes", "_by_last", "_tails", "_one")
+
+    def __init__(self, suffixes: Iterable[str]) -> None:
+        self.suffixes = tuple(dict.fromkeys(suffixes))
+        dots = sorted((s for s in self.suffixes if s.startswith(".")), key=len, reverse=True)
+        # dot suffixes by their last component, longest first: a name's last
+        # component picks the few candidates (a split runs once per stored tensor)
+        by_last: dict[str, tuple[str, ...]] = {}
+        for suf in dots:
+            last = suf.rsplit(".", 1)[1]
+            by_last[last] = by_last.get(last, ()) + (suf,)
+        self._by_last = by_last
+        self._tails = tuple(s for s in self.suffixes if not s.startswith("."))
+        # last component -> suffix, where the only known suffix ending in that
+        # component is the component itself (".weight", ".weight_scale", ...):
+        # a name with such a last component, and text before its dot, splits there
+        self._one = {last: sufs[0] for last, sufs in by_last.items()
+                     if len(sufs) == 1 and sufs[0] == "." + last}
+
+    def split(self, name: str) -> tuple[str, str]:
+        """(module, suffix) of a stored tensor name: the longest known suffix.
+
+        Two dot suffixes that both match a name end in the same component and
+        one ends the other, so the longest in characters is the longest in
+        components."""
+        for suf in self._by_last.get(name[name.rfind(".") + 1:], ()):
+            if len(name) > len(suf) and name.endswith(suf):
+                return name[: -len(suf)], suf
+        for s in self._tails:
+            if name.endswith(s) and len(name) > len(s):
+                return name[: -len(s)], s
+        return name, ""
+
+    def split_all(self, names: Sequence[str]) -> Iterator[tuple[str, str]]:
+        """``map(self.split, names)``, with the usual name split at C speed
+        (one call per stored tensor of a 400k-tensor model)."""
+        one = self._one
+        for name, (head, _, last) in zip(names, map(_RPARTITION, names)):
+            suf = one.get(last)
+            if suf is None or not head:
+                yield self.split(name)
+            else:
+                yield head, suf
+
+
 _RPARTITION = methodcaller("rpartition", ".")
-# what the compiled grouping (parsers/conventions.py) is given of this
-# table: the components dot suffixes end in, and the other suffixes in the
-# order split_name tries them
-DOT_SUFFIX_ENDS = _BY_LAST
-TAIL_SUFFIXES = _US_SUFFIXES
-
-
-def split_names(names: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """``map(split_name, names)``, with the usual name split at C speed
-    (issue 15: one call per stored tensor of a 400k-tensor model)."""
-    one = ONE_COMPONENT
-    for name, (head, _, last) in zip(names, map(_RPARTITION, names)):
-        suf = one.get(last)
-        if suf is None or not head:
-            yield split_name(name)
-        else:
-            yield head, suf
-
-
-def split_name(name: str) -> tuple[str, str]:
-    """(module, suffix) of a stored tensor name: the longest known suffix.
-
-    Two dot suffixes that both match a name end in the same component and one
-    ends the other, so the longest in characters is the longest in
-    components."""
-    for suf in _BY_LAST.get(name[name.rfind(".") + 1:], ()):
-        if len(name) > len(suf) and name.endswith(suf):
-            return name[: -len(suf)], suf
-    for s in _US_SUFFIXES:
-        if name.endswith(s) and len(name) > len(s):
-            return name[: -len(s)], s
-    return name, ""
 
 
 _REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grit_scan import scan
-from grit_scan.parsers import conventions
+from grit_scan.conventions import engine
 from grit_scan.writers import Raw, write_safetensors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +23,7 @@ def report(paths: list[str]) -> str:
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: Path(p).name)
 def test_plans_change_no_report(path, monkeypatch):
     planned = report([path])
-    monkeypatch.setattr(conventions, "_learn", lambda *a: None)  # every module by hand
+    monkeypatch.setattr(engine, "_learn", lambda *a: None)  # every module by hand
     assert report([path]) == planned
 
 
@@ -46,14 +46,14 @@ def test_one_plan_serves_many_modules_and_each_keeps_its_names(tmp_path, monkeyp
     tensors |= odd
     write_safetensors(tmp_path / "model.safetensors", tensors)
     learned: list[object] = []
-    real = conventions._learn
+    real = engine._learn
 
     def spy(*a):  # type: ignore[no-untyped-def]
         plan = real(*a)
         learned.append(plan)
         return plan
 
-    monkeypatch.setattr(conventions, "_learn", spy)
+    monkeypatch.setattr(engine, "_learn", spy)
     qs = {q.name: q for q in scan([str(tmp_path)]).artifacts[0].quantized}
     assert len(learned) == 3 and all(p is not None for p in learned)  # 3 signatures
     assert len(qs) == 14

@@ -22,9 +22,13 @@ def test_generator_reproduces_the_committed_fixtures(tmp_path):
 
 
 def test_fixtures_stay_small():
+    corpus = ("producers", "producers-pending")  # real producers' files, waiting or not
     ours = [p for p in (ROOT / "fixtures").rglob("*")
-            if p.is_file() and "producers" not in p.relative_to(ROOT / "fixtures").parts]
+            if p.is_file() and not set(corpus) & set(p.relative_to(ROOT / "fixtures").parts)]
     assert sum(p.stat().st_size for p in ours) < 5 * 1024 * 1024
-    # the real producers' corpus (issue 12) has a budget of its own
-    theirs = [p for p in (ROOT / "fixtures" / "producers").rglob("*") if p.is_file()]
-    assert sum(p.stat().st_size for p in theirs) <= 25 * 1024 * 1024
+    # the real producers' corpus has a budget of its own: 25 MB for the
+    # first corpus, raised to 45 MB for the AWQ GEMV/GEMM, optimum-quanto,
+    # torchao, MLX, bitsandbytes 4-bit, FineGrainedFP8, HQQ and FP8-scheme
+    # checkpoints added beside it (about 42 MB in all)
+    theirs = [p for sub in corpus for p in (ROOT / "fixtures" / sub).rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in theirs) <= 45 * 1024 * 1024

@@ -1,10 +1,14 @@
-"""split_names (the batched split used once per stored tensor, issue 15)
-gives what split_name gives, name by name: the longest known suffix."""
+"""split_names (the batched split used once per stored tensor) gives what
+split_name gives, name by name: the longest known suffix of the table every
+registered convention's suffixes make."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grit_scan.names import SUFFIXES, split_name, split_names
+from grit_scan.conventions import split_name, split_names
+from grit_scan.conventions.suffixes import table
+
+SUFFIXES = table().suffixes
 
 # names built from the pieces the suffixes are made of, so that long and
 # short suffixes, bare suffixes and suffix-like text all come up
@@ -18,7 +22,7 @@ def test_split_names_is_split_name_each(names: list[str]) -> None:
 
 
 def test_longest_suffix_and_edges() -> None:
-    """Expected splits written out from the suffix table (names.SUFFIXES)."""
+    """Expected splits written out from the conventions' suffixes."""
     names = ["m.weight", "m.weight_scale_2", "m.weight.absmax", "m.x.weight.quant_map",
              ".weight", "weight", "m.blocks", "m_blocks", "m.qweight", "m.other", "m.",
              "a.b.weight_scale_inv"]
@@ -44,8 +48,8 @@ def _grouped_by_python(names: list[str]) -> list[tuple[str, tuple[object, ...]]]
 
 @given(NAMES)
 def test_grouping_is_split_name_per_name(names: list[str]) -> None:
-    from grit_scan.parsers import conventions
+    from grit_scan.conventions import engine
 
     want = _grouped_by_python(names)
-    assert list(conventions._group(names, iter(range(len(names)))).items()) == want
-    assert list(conventions._group(names, range(len(names))).items()) == want
+    assert list(engine._group(names, iter(range(len(names)))).items()) == want
+    assert list(engine._group(names, range(len(names))).items()) == want

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grit_scan import scan
+from grit_scan import conventions, scan
 from grit_scan.artifact import PlaneRef, plane_bytes
-from grit_scan.parsers import conventions
 from grit_scan.writers import Raw, write_safetensors
 
 OUT, IN = 4, 32
@@ -67,7 +66,7 @@ def test_planes_are_what_the_headers_say(tmp_path: Path, monkeypatch: pytest.Mon
                                          planned: bool) -> None:
     one, two = _model(tmp_path)
     if not planned:
-        monkeypatch.setattr(conventions, "_learn", lambda *a: None)  # every module by hand
+        monkeypatch.setattr(conventions.engine, "_learn", lambda *a: None)  # every module by hand
     arts = {Path(a.abs_path): a for a in scan([str(tmp_path)]).artifacts}
     seen = 0
     lazy = 0

@@ -33,12 +33,19 @@ def _exit(sub: str, policy: str, deep: bool = False) -> int:
         return int(exc.code or 0)
 
 
+# a legacy GPTQ file without checkpoint_format is a disagreement without --deep
+# (§13: an undeclared zero-point convention), however correct its bytes
+_UNDECLARED = "gptq/v1-legacy-4bit-g128"
+
+
 @pytest.mark.parametrize("sub", ["ct/w8a8-int8", "ct/w4afp8", "ct/mxfp8", "ct/fp8-block",
                                  "bnb/int8", "modelopt/nvfp4", "gptq/v1-8bit-perchannel",
-                                 "gptq/v1-legacy-4bit-g128", "gptq/v2-4bit-g32-asym"])
+                                 _UNDECLARED, "gptq/v2-4bit-g32-asym"])
 @pytest.mark.parametrize("deep", [False, True])
 def test_correct_producer_files_give_no_structural_or_disagreement(sub: str, deep: bool) -> None:
     # FP4 / FP6 / FP8 single-block rows: correct files as the producers wrote them
+    if sub == _UNDECLARED and not deep:
+        pytest.skip("an undeclared zero-point convention is a disagreement without --deep")
     bad = [(f.kind, f.message) for f in _scan(sub, deep).findings if str(f.severity) in BAD]
     assert bad == []
 
@@ -101,12 +108,25 @@ def test_zp_bytes_that_agree_give_no_finding_under_deep(sub: str) -> None:
     assert "zp_convention_mismatch" not in k and "zp_convention_unverified" not in k
 
 
-def test_zp_unverified_without_deep() -> None:
-    (f,) = _kinds(_scan("gptq/v1-legacy-4bit-g128"))["zp_convention_unverified"]
-    assert "--deep" in f.message and "no checkpoint_format" in f.message
+def test_zp_undeclared_is_a_disagreement_without_deep() -> None:
+    """§13: an undeclared zero-point convention is a disagreement; the message
+    says what is assumed and gives the one-line fix.  Under --deep the v1
+    bytes of this AutoGPTQ file agree with the assumption and settle it."""
+    k = _kinds(_scan(_UNDECLARED))
+    (f,) = k["zp_convention_undeclared"]
+    assert str(f.severity) == "disagreement" and "zp_convention_unverified" not in k
+    assert "assumes v1" in f.message and '"checkpoint_format": "gptq"' in f.message
+    assert "quantize_config.json" in f.message and "--deep" in f.message
     assert f.detail["count"] == 14
-    assert _exit("gptq/v1-legacy-4bit-g128", "graded") == 3
-    assert _exit("gptq/v1-legacy-4bit-g128", "simple") == 1
+    assert _exit(_UNDECLARED, "graded") == 2 and _exit(_UNDECLARED, "simple") == 1
+    assert _exit(_UNDECLARED, "graded", deep=True) == 3
+    assert _exit(_UNDECLARED, "simple", deep=True) == 1
+
+
+def test_zp_declared_is_a_warning_without_deep() -> None:
+    r = _scan("gptq/v1-8bit-perchannel")
+    (f,) = _kinds(r)["zp_convention_unverified"]
+    assert "--deep" in f.message and "zp_convention_undeclared" not in _kinds(r)
 
 
 def test_m2_declared_v1_stores_v2() -> None:
@@ -137,3 +157,33 @@ def test_wrong_bits_is_a_bits_mismatch() -> None:
     assert f.detail["actual"] == "4" and f.detail["count"] == 14
     assert "group" not in f.message
     assert _exit(sub, "graded") == 2 and _exit(sub, "simple") == 1
+
+
+def test_w4afp8_deep_judges_int4_values_not_the_int8_container() -> None:
+    """compressed-tensors W4AFP8 stores int4 values sign-extended in int8
+    bytes (declared bits 4): the probes judge the codes' reach against int4's
+    range of 7, not int8's 127, so a correct file gives no probe_warning."""
+    r = _scan("ct/w4afp8", deep=True)
+    assert "probe_warning" not in _kinds(r)
+    assert _exit("ct/w4afp8", "graded", deep=True) == 3
+    assert _exit("ct/w4afp8", "simple", deep=True) == 1
+
+
+def test_probe_reach_is_judged_against_the_value_width() -> None:
+    from grit_scan.codec import grade as G
+    from grit_scan.codec.descriptor import from_grade
+    from grit_scan.codec.probes import probe
+
+    d = from_grade(G.parse_grade("grit1(e=s8,k0=128,s0=binary32,esr=ratiomaxabs)"), 1)
+    scales = bytes(4) * 2  # two groups of 128, scale 0.0 (only the codes are judged)
+
+    def codes(top: int) -> bytes:
+        return bytes([top] + [0] * 255)
+
+    # int4 values: 7 reaches 7, so no warning; 1 never exceeds half of 7
+    assert probe(d, (2, 128), [codes(7), scales, b"", b""], 4) == []
+    (w,) = probe(d, (2, 128), [codes(1), scales, b"", b""], 4)
+    assert "(4-bit values) never exceed 1 of a range of 7" in w
+    # read as the s8 container itself, 7 of 127 is suspicious
+    (w,) = probe(d, (2, 128), [codes(7), scales, b"", b""])
+    assert "never exceed 7 of a range of 127" in w

@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grit_scan import scan
+from grit_scan import conventions, scan
 from grit_scan.artifact import QList, QTensor, Source, plane_bytes
-from grit_scan.parsers import conventions
 from grit_scan.parsers.roles import role_function
 from grit_scan.writers import Raw, write_safetensors
 
@@ -57,7 +56,7 @@ def _sharded(root: Path) -> list[Path]:
 def _by_hand(monkeypatch: pytest.MonkeyPatch, root: Path) -> dict[str, list[QTensor]]:
     """Each shard's QTensors with no plan: every module through its convention."""
     with monkeypatch.context() as m:
-        m.setattr(conventions, "_learn", lambda *a: None)
+        m.setattr(conventions.engine, "_learn", lambda *a: None)
         return {a.path: list(a.quantized) for a in scan([str(root)]).artifacts
                 if a.quantized}
 

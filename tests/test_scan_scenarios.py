@@ -57,8 +57,8 @@ SCENARIOS = {
     "broken/declared-contradicts": (False, {"declared_mismatch": "disagreement",
                                             "inferred_descriptor": "warning"}, {}, 2, 1),
     "broken/stale-config": (False, {"declared_mismatch": "disagreement"}, {}, 2, 1),
-    "broken/gptq-unmarked": (False, {"zp_convention_unverified": "warning",
-                                     "not_representable": "warning"}, {}, 3, 1),
+    "broken/gptq-unmarked": (False, {"zp_convention_undeclared": "disagreement",
+                                     "not_representable": "warning"}, {}, 2, 1),
     "producers/gptq/m2-declares-v1-stores-v2": (
         True, {"zp_convention_mismatch": "disagreement", "not_representable": "warning"},
         {}, 2, 1),
@@ -88,6 +88,7 @@ SCENARIOS = {
                                         "missing_shard": "structural",
                                         "unlisted_checkpoint": "disagreement",
                                         "artifact_drift": "warning"}, {}, 1, 1),
+    "producers/quanto-qint4": (False, {"unsupported_convention": "warning"}, {}, 3, 1),
     "producers/gguf-quants": (False, {"quantizations": "info", "inferred_descriptor": "warning",
                                       "not_representable": "warning",
                                       "unregistered_grade": "warning"}, {}, 3, 1),

@@ -90,7 +90,7 @@ def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
         assert not {"numpy", "gguf", "rich", "pydantic", "yaml"} & {m.split(".")[0] for m in mods}
         assert "grit_scan.codec.explain" not in mods  # nothing to compare in one file
         # nothing to infer or size: only floats (conventions, plane layouts)
-        assert not {"grit_scan.parsers.conventions", "grit_scan.codec.layout"} & mods
+        assert not {"grit_scan.conventions", "grit_scan.codec.layout"} & mods
         assert not FLOAT_SCAN_NEVER & mods, sorted(FLOAT_SCAN_NEVER & mods)
 
 

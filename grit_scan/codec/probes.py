@@ -32,8 +32,14 @@ def sample_groups(n_groups0: int, samples: int = SAMPLES) -> np.ndarray:
     return np.unique(np.linspace(0, n_groups0 - 1, k).round().astype(np.int64))
 
 
-def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryview]) -> list[str]:
-    """Warnings for canonical planes that already passed level 2."""
+def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryview],
+          value_bits: int | None = None) -> list[str]:
+    """Warnings for canonical planes that already passed level 2.
+
+    ``value_bits``: the width of the values a convention stores in each
+    element code when it is narrower than the code (int4 values sign-extended
+    in s8 bytes): the reach of the codes is judged against that range, not
+    the container's."""
     geo = geometry(d, shape)
     n_groups0 = geo.planes[Plane.SCALE0].units
     groups = sample_groups(n_groups0)
@@ -60,9 +66,11 @@ def probe(d: Descriptor, shape: Sequence[int], planes: Sequence[bytes | memoryvi
                          bool(d.flags & F_MSB_FIRST), start=int(g) * per_group)
             for g in groups])
         vals = decode_array(d.elem, codes)
-        top = float((1 << ef.width) - 1 if ef.unsigned else (1 << (ef.width - 1)) - 1)
+        width = value_bits if value_bits is not None and 1 < value_bits < ef.width else ef.width
+        top = float((1 << width) - 1 if ef.unsigned else (1 << (width - 1)) - 1)
         reach = float(np.abs(vals).max()) if vals.size else 0.0
         if reach < top / 2:
-            warnings.append(f"sampled {fmt.name(d.elem)} codes never exceed {reach:g} of a "
-                            f"range of {top:g}: the scale rule may be wrong")
+            held = "" if width == ef.width else f" ({width}-bit values)"
+            warnings.append(f"sampled {fmt.name(d.elem)} codes{held} never exceed {reach:g} "
+                            f"of a range of {top:g}: the scale rule may be wrong")
     return warnings

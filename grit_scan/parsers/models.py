@@ -31,7 +31,7 @@ from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
 
 if TYPE_CHECKING:
-    from .conventions import Columns
+    from ..conventions import Columns
 
 # patterns compiled where first used (re's cache), not at import: start-up, issue 15
 _ST_SHARD = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$"
@@ -126,7 +126,7 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
             _add_counts(a, Counter(a.tensor_dtypes()))
         return
     # here, not at the top: a model of only floats never needs it (start-up)
-    from . import conventions
+    from .. import conventions
 
     if len(members) == 1:
         a = members[0]
@@ -179,7 +179,7 @@ def _columns(members: Sequence[Artifact], overlap: bool) -> Columns:
     """The shards' columns one after the other, each tensor with the file
     holding it; a name listed in two shards counts in its first (the index
     rule reports the duplicate)."""
-    from . import conventions
+    from .. import conventions
     parts = [conventions.Columns.of(a.tensors) for a in members]
     if overlap:
         seen: set[str] = set()

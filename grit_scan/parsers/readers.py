@@ -194,7 +194,7 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
         art.quantized.extend(qs)
     art.claimed = used
     if ctx.infer:
-        from . import conventions  # here: a file of only floats never needs it (start-up)
+        from .. import conventions  # here: a file of only floats never needs it (start-up)
 
         cols = conventions.Columns.of(table if table is not None else tensors)
         art.quantized.extend(conventions.infer(art, cols, conventions.used_mask(cols, used),

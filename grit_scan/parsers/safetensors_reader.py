@@ -39,7 +39,7 @@ DTYPE_BITS: dict[str, int] = {
     "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
     "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
 }
-# the dtypes no convention quantises (parsers/conventions.py, readers.py,
+# the dtypes no convention quantises (conventions/scales.py, readers.py,
 # models.py): a file or model of only these is counted, never inferred
 UNQUANTISED_FLOATS = frozenset({"F32", "F16", "BF16", "F64"})
 # each dtype name as one shared string: json.loads builds a new string for

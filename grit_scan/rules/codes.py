@@ -28,6 +28,7 @@ class Kind(str, enum.Enum):
     UNLISTED_CHECKPOINT = "unlisted_checkpoint"
     ZP_CONVENTION_MISMATCH = "zp_convention_mismatch"
     ZP_CONVENTION_UNVERIFIED = "zp_convention_unverified"
+    ZP_CONVENTION_UNDECLARED = "zp_convention_undeclared"
     ARTIFACT_DRIFT = "artifact_drift"
     NOTE_ASSUMED = "note_assumed"
     PROBE_WARNING = "probe_warning"
@@ -37,6 +38,7 @@ class Kind(str, enum.Enum):
     NOT_REPRESENTABLE = "not_representable"
     PARTIAL_QUANTIZATION = "partial_quantization"
     QUANTIZATIONS = "quantizations"
+    UNSUPPORTED_CONVENTION = "unsupported_convention"
 
     def __str__(self) -> str:
         return self.value

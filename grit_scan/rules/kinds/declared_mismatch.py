@@ -7,10 +7,10 @@ import functools
 import itertools
 import posixpath
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...artifact import Artifact, Format, QTensor, ScanInput
+from ...artifact import Artifact, Format, IssueCode, QTensor, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -24,8 +24,11 @@ RULE = Rule(
     doc="""\
 **Disagreement.** `config.json` (`quantization_config`, also under
 `text_config`), `quantize_config.json` or ModelOpt's `hf_quant_config.json`
-declares bits, a group size or a format that the bytes contradict — or
-declares quantisation for a checkpoint whose tensors are not quantised.
+declares bits, a group size, a `weight_block_size` or a format that the
+bytes contradict (whether or not the convention is representable in GRIT) — or
+declares a quantisation a convention recognises for a checkpoint whose
+tensors are not quantised (a method no convention recognises is
+`unsupported_convention` instead).
 
 Example (`fixtures/broken/declared-contradicts`):
 
@@ -110,6 +113,32 @@ def _contradictions(q: QTensor, dec: dict[str, Any],
     return out
 
 
+def _refused_contradictions(detail: Mapping[str, Any],
+                            dec: dict[str, Any]) -> list[Contradiction]:
+    """What a not-representable tensor's recorded shapes say against the
+    declaration: its group size (NVFP4's 16), or whether the declared
+    weight_block_size tiles the weight into the stored scale grid."""
+    out: list[Contradiction] = []
+    dg, got = dec.get("group_size"), detail.get("actual_group_size")
+    if isinstance(dg, int) and dg > 0 and isinstance(got, int) and dg != got:
+        out.append(("group_size", str(dg), str(got)))
+    db, bits = dec.get("bits"), detail.get("actual_bits")
+    if isinstance(db, int) and isinstance(bits, int) and db != bits:
+        out.append(("bits", str(db), str(bits)))
+    wbs, ws, ss = dec.get("weight_block_size"), detail.get("weight_shape"), detail.get(
+        "scale_shape")
+    if (isinstance(wbs, list) and len(wbs) == 2 and all(isinstance(b, int) and b > 0
+                                                       for b in wbs)
+            and isinstance(ws, list) and isinstance(ss, list) and len(ws) == len(ss) == 2):
+        tiles = [-(-ws[0] // wbs[0]), -(-ws[1] // wbs[1])]
+        if tiles != ss:
+            actual = (f"[{ws[0] // ss[0]}, {ws[1] // ss[1]}]"
+                      if ss[0] and ss[1] and ws[0] % ss[0] == 0 and ws[1] % ss[1] == 0
+                      else f"scales {ss} over a {ws} weight")
+            out.append(("weight_block_size", str(wbs), actual))
+    return out
+
+
 def check_scan(scan: ScanInput) -> list[Finding]:
     out: list[Finding] = []
     by_group: dict[str, list[Artifact]] = defaultdict(list)
@@ -121,6 +150,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         src = dec.get("source", "config")
         cfg_path = posixpath.join(group, src.split(" ")[0])
         if arts and not any(a.quantized for a in arts):
+            # here: the convention registry, which only a declaring model needs (start-up)
+            from ...conventions.base import recognised
+
+            if not recognised(dec):
+                continue  # a method no convention knows: unsupported_convention says so
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
             out.append(RULE.finding(
                 cfg_path, f"{src} declares {what} quantisation but no tensor in "
@@ -129,10 +163,28 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             continue
         # the tensors each contradiction holds, per file: asked once per kin (issue 15)
         mism: dict[Contradiction, list[tuple[Artifact, Sequence[int]]]] = defaultdict(list)
+        # what the refusals of not-representable conventions record of the bytes
+        named: dict[Contradiction, list[tuple[Artifact, str]]] = defaultdict(list)
         exp = _expected_conventions(dec)
         for a in arts:
             for key, idx in positions(a, functools.partial(_contradictions, dec=dec, exp=exp)).items():
                 mism[key].append((a, idx))
+        for a in arts:
+            for iss in a.issues:
+                if iss.code is IssueCode.NOT_REPRESENTABLE and iss.tensor is not None:
+                    for key in _refused_contradictions(iss.detail, dec):
+                        named[key].append((a, iss.tensor))
+        for (field, want, got), found in sorted(named.items()):
+            a, name = found[0]
+            out.append(RULE.finding(
+                a.path, f"{src} declares {field} = {want} but the bytes of {len(found)} "
+                f"tensor(s) say {got} (e.g. {name}); the convention is not representable in "
+                "GRIT either, which does not make the config right", name if len(found) == 1
+                else None,
+                {"field": field, "declared": want, "actual": got, "count": len(found),
+                 "tensors": [n for _, n in found[:50]], "config": cfg_path,
+                 "likeliest_cause": "the config was written for a different quantisation run "
+                                    "(or copied from another checkpoint)"}))
         for (field, want, got), parts in sorted(mism.items()):
             a, idx = parts[0]
             q = a.quantized[idx[0]]

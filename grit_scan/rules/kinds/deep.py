@@ -60,7 +60,9 @@ PROBE_WARNING = Rule(
     doc="""\
 **Warning, `--deep` only.** A level-3 decode-sanity probe (§7.6) on sampled
 groups is suspicious: NaN scales (poisoned groups), an E8M0 scale plane with
-no dynamic range, integer codes that never approach their range.
+no dynamic range, integer codes that never approach their range (the range
+of the values the convention stores: int4 values held in int8 bytes, as
+compressed-tensors W4A8/W4AFP8 store them, are judged against 7, not 127).
 
 Example (`fixtures/broken/probe-warning`):
 
@@ -234,10 +236,14 @@ def deep_tensor(planes: PlaneReader, art: Artifact, q: QTensor, grades: Mapping[
     sd = dataclasses.replace(d, group_axis=1)
     from ...codec.decode import canonical_planes
     from ...codec.probes import probe
+    from ...conventions.base import by_convention
 
+    # the values' width from the convention (int4 in s8 bytes), not the code's
+    conv = by_convention(q.convention)
+    bits = conv.value_bits(q.declared) if conv is not None else None
     try:
         canon = [bytes(p) for p in canonical_planes(sd, sub_shape, payload, q.layouts)]
-        warnings = probe(sd, sub_shape, canon)
+        warnings = probe(sd, sub_shape, canon, bits)
     except GritError:
         return out
     for w in warnings:

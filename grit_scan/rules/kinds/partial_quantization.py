@@ -9,7 +9,7 @@ from itertools import compress
 from operator import and_, methodcaller
 
 from ...artifact import Artifact, Format
-from ...names import applies, split_name
+from ...names import applies
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -59,6 +59,9 @@ def check_file(a: Artifact) -> list[Finding]:
     dec = a.quantized.declared()
     if not dec or _FLOATS.isdisjoint(a.tensor_dtypes()):
         return []  # (no float tensor: nothing is a candidate, asked at C speed)
+    # here: the conventions' suffix table, which a scan of floats never needs (start-up)
+    from ...conventions import split_name
+
     never, linear = re.compile(_NEVER), re.compile(_LINEAR)
     quantised_mods: set[str] | None = None  # built for the first candidate (issue 15)
     missing = []

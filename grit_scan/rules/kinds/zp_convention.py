@@ -1,4 +1,5 @@
-"""zp_convention_mismatch / zp_convention_unverified: the GPTQ zero-point
+"""zp_convention_mismatch / zp_convention_undeclared / zp_convention_unverified:
+the GPTQ zero-point
 convention (v1 stores z−1, v2 stores z; §8.4 ZP_MINUS1) as declared, against
 what the ``qzeros`` bytes say.
 
@@ -80,7 +81,30 @@ Example (`fixtures/broken/gptq-unmarked`):
 Fix: run with `--deep`; set `checkpoint_format` explicitly.
 """,
 )
-RULES = (MISMATCH, UNVERIFIED)
+UNDECLARED = Rule(
+    code="GRIT207",
+    kind=Kind.ZP_CONVENTION_UNDECLARED,
+    severity=Severity.DISAGREEMENT,
+    summary="a GPTQ checkpoint declares no zero-point convention (no checkpoint_format)",
+    doc="""\
+**Disagreement, without `--deep`.** §13 lists an undeclared zero-point
+convention among the disagreements: a GPTQ checkpoint without
+`checkpoint_format` leaves v1 (z−1 stored) and v2 (z stored) to the
+loader's default, and a loader that guesses wrong shifts every weight by one
+quantisation step. grit assumes v1, as the loaders do, and says so. With
+`--deep` the `qzeros` bytes decide instead: bytes that agree with v1 give no
+finding, bytes that say v2 are `zp_convention_mismatch`.
+
+Example (`fixtures/broken/gptq-unmarked`):
+
+    1 GPTQ tensor(s) declare no zero-point convention (no checkpoint_format): grit assumes v1 (z-1 stored), as the loaders do;
+    add "checkpoint_format": "gptq" to quantize_config.json, or run grit scan --deep to check the qzeros bytes
+
+Fix: add `"checkpoint_format": "gptq"` (or `"gptq_v2"`, whichever the bytes
+are) to quantize_config.json, or run `grit scan --deep`.
+""",
+)
+RULES = (MISMATCH, UNDECLARED, UNVERIFIED)
 
 CENTRE_TOLERANCE = 0.25
 
@@ -107,7 +131,8 @@ def declared_convention(q: QTensor) -> tuple[str, str]:
 
 
 def check_scan(scan: ScanInput) -> list[Finding]:
-    """Without --deep: a warning per artifact that --deep settles it."""
+    """Without --deep: per artifact, a disagreement when no convention is
+    declared (§13), else a warning that --deep settles it."""
     if scan.deep:
         return []
     out = []
@@ -116,6 +141,17 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         if not qs:
             continue
         conv, how = declared_convention(qs[0])
+        if (qs[0].declared or {}).get("format") in (None, ""):
+            out.append(UNDECLARED.finding(
+                a.path, f"{len(qs)} GPTQ tensor(s) declare no zero-point convention (no "
+                "checkpoint_format): grit assumes v1 (z-1 stored), as the loaders do; add "
+                '"checkpoint_format": "gptq" to quantize_config.json, or run grit scan --deep '
+                "to check the qzeros bytes", qs[0].name if len(qs) == 1 else None,
+                {"count": len(qs), "tensors": [q.name for q in qs[:50]], "declared": None,
+                 "assumed": conv,
+                 "suggested_fix": '"checkpoint_format": "gptq" in quantize_config.json, or '
+                                  "grit scan --deep"}))
+            continue
         out.append(UNVERIFIED.finding(
             a.path, f"{len(qs)} GPTQ tensor(s) {how}; the qzeros bytes were not read: "
             "`grit scan --deep` settles it", qs[0].name if len(qs) == 1 else None,
@@ -221,5 +257,5 @@ def check_deep(a: Artifact, planes: PlaneReader) -> list[Finding]:
     return out
 
 
-__all__: Sequence[str] = ("MISMATCH", "UNVERIFIED", "check_deep", "check_scan", "verdict",
+__all__: Sequence[str] = ("MISMATCH", "UNDECLARED", "UNVERIFIED", "check_deep", "check_scan", "verdict",
                           "zero_points")

@@ -1,0 +1,106 @@
+"""What the FP8 conventions share (a float scale per tensor, channel, group,
+single block row, or 2-D block): the plan their dtypes and shapes settle,
+and the module's QTensor."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from math import prod
+
+from ...artifact import IssueCode
+from ...codec.grade import Grade, parse_grade
+from ..base import Ctx, Parts, new_q, not_representable
+from ..scales import SCALE_TOKENS, ScaleLayout, dt_field, scale_layout
+
+
+def infer_fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts,
+         key: str = "weight_scale") -> None:
+    """FP8 with per-tensor, per-channel, per-group or single-block-row scales
+    (expressible), or 2-D block scales (not)."""
+    wt, st = ctx.tensors[w], ctx.tensors[sc]
+    plan = _fp8_plan(wt.dtype, st.dtype, tuple(wt.shape), tuple(st.shape), key)
+    if plan.status == "unknown":
+        ctx.art.issue(IssueCode.NOTE, f"{w}: FP8 weight with a {st.dtype} scale of shape "
+                      f"{list(st.shape)} is not a layout this scanner knows", tensor=mod)
+        return
+    if plan.status == "blocks":
+        return _fp8_blocks(ctx, mod, w, sc, key)
+    lay = plan.layout
+    if lay is None or plan.grade is None:
+        rows, cols = wt.shape
+        ctx.art.issue(IssueCode.NOTE, f"{w}: {prod(st.shape)} scales for a {rows}x{cols} FP8 "
+                      "weight match no per-tensor, per-channel, per-group or block layout",
+                      tensor=mod)
+        return
+    if lay.name == "block-row" and not _block_fits(ctx, mod, w, sc, key, lay):
+        return
+    q = new_q(ctx, mod, w, tuple(wt.shape), plan.grade, plan.convention)
+    q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
+    if plan.note is not None:
+        q.notes += (plan.note,)
+    ctx.add(q, w, sc, *[parts[s] for s in (".input_scale",) if s in parts])
+
+
+@dataclass(frozen=True)
+class _Fp8Plan:
+    """What an FP8 weight's dtypes and shapes settle (memoised per signature)."""
+
+    status: str  # "ok", "unknown" (not 2-D or no float scale), "blocks", "no-layout"
+    grade: Grade | None = None
+    convention: str = ""
+    layout: ScaleLayout | None = None
+    note: str | None = None
+
+
+@functools.lru_cache(maxsize=1024)
+def _fp8_plan(wdt: str, sdt_name: str, wshape: tuple[int, ...], sshape: tuple[int, ...],
+              key: str) -> _Fp8Plan:
+    """What an FP8 weight and its scale are, from dtypes and shapes alone:
+    memoised, since every layer repeats a handful of them (issue 15)."""
+    elem = "e4m3" if wdt == "F8_E4M3" else "e5m2"
+    sdt = SCALE_TOKENS.get(sdt_name)
+    if len(wshape) != 2 or sdt is None:
+        return _Fp8Plan("unknown")
+    rows, cols = wshape
+    if len(sshape) == 2 and sshape[0] > 1 and sshape[1] > 1 and sshape[0] != rows:
+        return _Fp8Plan("blocks")
+    lay = scale_layout(rows, cols, sshape)
+    if lay is None:
+        return _Fp8Plan("no-layout")
+    g = parse_grade(f"grit1(e={elem},k0={lay.k0},s0={sdt}{dt_field(sdt)},esr=ratiomaxabs)")
+    conv = "fp8-block" if lay.name == "block-row" else sys.intern(f"fp8-{lay.name}")
+    note = None
+    if lay.name == "per-tensor":
+        note = ("a per-tensor scale is this per-channel grade with every row's scale "
+                "equal: GRIT's scale0 plane repeats the one stored scale per row")
+    elif lay.name == "block-row":
+        note = (f"{key} {list(sshape)}: all {rows} rows lie in one block row, so the "
+                f"2-D blocks are runs of {lay.k0} along each row (§3.7) with every row's "
+                "scales equal: GRIT's scale0 plane repeats the stored row once per row")
+    return _Fp8Plan("ok", g, conv, lay, note)
+
+
+def _block_fits(ctx: Ctx, mod: str, w: str, sc: str, key: str, lay: ScaleLayout) -> bool:
+    """A declared block width that is not the run length means a partial last
+    block, which §3.7 (shape[group_axis] a multiple of k0) cannot express."""
+    wbs = (ctx.declared or {}).get("weight_block_size")
+    bw = wbs[-1] if isinstance(wbs, list) and wbs and isinstance(wbs[-1], int) else None
+    if bw is None or bw == lay.k0:
+        return True
+    cols = ctx.tensors[w].shape[1]
+    not_representable(ctx, mod, w, tuple(ctx.tensors[w].shape), "fp8-block", "§3.7",
+         f"block FP8 with blocks {bw} wide over {cols} columns: the last block is partial, and "
+         "§3.7 requires the group axis to be a multiple of k0", [w, sc], block_width=bw)
+    return False
+
+
+
+def _fp8_blocks(ctx: Ctx, mod: str, w: str, sc: str, key: str) -> None:
+    wt, st = ctx.tensors[w], ctx.tensors[sc]
+    shape = tuple(wt.shape)
+    not_representable(ctx, mod, w, shape, "fp8-block", "§3.7",
+         f"DeepSeek-style block FP8: {key} {st.dtype} {list(st.shape)} holds one scale per "
+         "2-D tile; GRIT v1 groups are runs along one axis (§3.7, §0.3), so 2-D blocks are "
+         "not expressible", [w, sc], weight_shape=list(shape), scale_shape=list(st.shape))

@@ -1,0 +1,75 @@
+"""unsupported_convention: a declared quantisation, or tensors that look
+quantised, that no convention recognises: the bytes are not checked."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+
+from ...artifact import Artifact, Format, IssueCode, ScanInput
+from ..codes import Kind
+from ..finding import Finding, Severity
+from ..registry import Rule
+
+RULE = Rule(
+    code="GRIT310",
+    kind=Kind.UNSUPPORTED_CONVENTION,
+    severity=Severity.WARNING,
+    summary="a declared or stored quantisation no convention recognises: not checked",
+    doc="""\
+**Warning.** The checkpoint declares a `quant_method`, `format` or
+`quant_algo` that no convention grit knows recognises
+([conventions.md](conventions.md)), or it holds tensors that look quantised
+(`qweight`, `_packed`, `.scales`, `._data`, `_qdata`, `W_q`, or an integer or
+FP8 tensor beside a `scale`) that no convention claims. Their bytes are not
+checked: this says so rather than passing them in silence. It is never a
+disagreement or a structural finding.
+
+Example (`fixtures/producers/quanto-qint4`):
+
+    14 tensor(s) look quantised but no convention claims them (e.g. model.layers.0.mlp.down_proj.weight._data._data): their quantisation is not checked
+
+Fix: none in the checkpoint; the finding documents the coverage gap.
+""",
+)
+RULES = (RULE,)
+
+
+def _count(a: Artifact) -> int:
+    return sum(int(str(i.detail.get("count", 0))) for i in a.issues
+               if i.code == IssueCode.UNSUPPORTED)
+
+
+def check_scan(scan: ScanInput) -> list[Finding]:
+    out: list[Finding] = []
+    by_group: dict[str, list[Artifact]] = defaultdict(list)
+    for a in scan.artifacts:
+        if a.format is Format.SAFETENSORS and a.group is not None:
+            by_group[a.group].append(a)
+    unknown: set[str] = set()
+    if scan.declared:
+        # here: the convention registry, which only a declaring model needs (start-up)
+        from ...conventions.base import declared_name, recognised
+
+        for group, dec in sorted(scan.declared.items()):
+            arts = by_group.get(group, [])
+            if not arts or recognised(dec):
+                continue
+            unknown.add(group)
+            src = dec.get("source", "config")
+            looks = sum(map(_count, arts))
+            unchecked = looks or sum(n for a in arts for dt, n in a.unquantized.items()
+                                     if dt not in ("F32", "F16", "BF16", "F64"))
+            out.append(RULE.finding(
+                posixpath.join(group, src.split(" ")[0]),
+                f"{src} declares {declared_name(dec)}, which no convention recognises: "
+                f"{unchecked} tensor(s) in {len(arts)} file(s) are not checked", None,
+                {"declared": {k: v for k, v in dec.items() if k not in ("raw", "all")},
+                 "count": unchecked, "files": len(arts)}))
+    for a in scan.artifacts:
+        if a.group in unknown:
+            continue
+        for iss in a.issues:
+            if iss.code == IssueCode.UNSUPPORTED:
+                out.append(RULE.finding(a.path, iss.message, None, iss.detail))
+    return out
