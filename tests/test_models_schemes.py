@@ -78,10 +78,16 @@ def test_whole_producers_tree_compares_no_two_schemes():
     assert structural == [("missing_shard", "gguf-split-missing")]
     assert r.exit_codes == {"graded": 1, "simple": 1}
     assert main(["scan", "--fail-on", "structural,disagreement", str(PROD)]) == 1
-    # the one disagreement is GPTQ's config declaring 3 bits over 4-bit bytes
-    disagreements = [(f.kind.value, Path(f.path).parent.name) for f in r.findings
-                     if f.severity.value == "disagreement"]
-    assert disagreements == [("declared_mismatch", "wrong-bits-config-3")]
+    # the disagreements are the configs that lie about their bytes (GPTQ
+    # declaring 3 bits over 4-bit bytes; the hand-edited NVFP4 group_size 32
+    # and FineGrainedFP8 64x64 copies) and the legacy GPTQ file that leaves
+    # its zero-point convention undeclared (§13); none compares two schemes
+    disagreements = sorted((f.kind.value, Path(f.path).parent.name) for f in r.findings
+                           if f.severity.value == "disagreement")
+    assert disagreements == [("declared_mismatch", "ct-nvfp4-lying-g32"),
+                             ("declared_mismatch", "fp8-finegrained-lying-64"),
+                             ("declared_mismatch", "wrong-bits-config-3"),
+                             ("zp_convention_undeclared", "v1-legacy-4bit-g128")]
     assert main(["scan", "--fail-on", "disagreement", str(PROD)]) == 2
 
 

@@ -183,8 +183,8 @@ def test_paths_and_hub_ids_are_told_apart(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("names", "code", "outcomes"), [
     (["sharded-ok", "wrong-group-size", "missing-shard-dir"], 4,
      {"clean": 1, "structural": 1, "unreadable": 1}),
-    (["sharded-ok", "gptq-unmarked"], 3, {"clean": 1, "warning": 1}),
-    (["gptq-unmarked", "declared-contradicts", "wrong-group-size"], 1,
+    (["sharded-ok", "note-assumed"], 3, {"clean": 1, "warning": 1}),
+    (["note-assumed", "declared-contradicts", "wrong-group-size"], 1,
      {"warning": 1, "disagreement": 1, "structural": 1}),
     (["sharded-ok"], 0, {"clean": 1}),
 ])
