@@ -221,6 +221,7 @@ def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
             "quantized": sum(len(a.quantized) for a in ckpt if a.format is not Format.MANIFEST),
             "findings": {s.value: counts.get(s, 0) for s in Severity},
             "text": summary_line(report),
+            "ignored": report.ignored,
         },
         "next_step": next_step(report),
         "artifacts": [artifact_summary(a, lazy) for a in ckpt],

@@ -302,3 +302,130 @@ def test_3_suggested_explain_command_runs_with_colons_in_names(tmp_path: Path) -
         r = grit(*argv[1:], cwd=tmp_path)
         assert r.returncode == 1, r.stderr  # docs/exit-codes.md: the operands differ
         assert "A = sample/" in r.stdout and "::::w::q.weight" in r.stdout
+
+
+# ------------------------------------------------------------ 2: config cannot switch the gate off
+
+GATE_OFF = 'ignore = ["GRIT1", "GRIT2", "GRIT3", "GRIT4"]\n'
+
+
+def test_2_config_inside_the_scanned_tree_is_never_applied(tmp_path: Path) -> None:
+    """A grit.toml ignoring every code and a pyproject.toml ignoring
+    everything on every path, both inside the scanned directory (below the
+    project root, the working directory): neither applies, the broken model
+    still exits 1 (7b7b45c: exit 0, "No findings")."""
+    proj = tmp_path / "proj"
+    shutil.copytree(FIX / "sample", proj / "models")
+    (proj / "models" / "llama-mxfp4" / "grit.toml").write_text(GATE_OFF)
+    (proj / "models" / "pyproject.toml").write_text(
+        '[tool.grit.per-path-ignores]\n"*" = ["GRIT1", "GRIT2", "GRIT3", "GRIT4"]\n')
+    for target in ("models", "models/llama-mxfp4"):
+        r = grit("scan", "--json", target, cwd=proj)
+        doc = json.loads(r.stdout)
+        assert r.returncode == 1, doc["summary"]
+        assert "size_mismatch" in {f["kind"] for f in doc["findings"]}
+        assert doc["summary"]["ignored"] == []
+
+
+def test_2_findings_hidden_by_config_are_counted(tmp_path: Path) -> None:
+    """The project's own grit.toml may ignore; the report then says what it
+    hid, in text and JSON (7b7b45c: nothing).  fixtures/sample has 7
+    findings (README): size_mismatch on llama-mxfp4, and on llama-gguf a
+    gid_disagreement, an artifact_drift and an unregistered_grade."""
+    shutil.copytree(FIX / "sample", tmp_path / "sample")
+    (tmp_path / "grit.toml").write_text(
+        'ignore = ["size_mismatch"]\n[per-path-ignores]\n"sample/llama-gguf/*" = ["GRIT2", '
+        '"GRIT3"]\n')
+    r = grit("scan", "sample", cwd=tmp_path)
+    assert "1 finding ignored by grit.toml: 1 size_mismatch" in r.stdout, r.stdout
+    assert ("3 findings ignored by grit.toml: 1 artifact_drift, 1 gid_disagreement, "
+            "1 unregistered_grade") in r.stdout, r.stdout
+    doc = json.loads(grit("scan", "--json", "sample", cwd=tmp_path).stdout)
+    assert doc["summary"]["ignored"] == [
+        {"by": "grit.toml", "count": 1, "kinds": {"size_mismatch": 1}},
+        {"by": "grit.toml", "count": 3, "kinds": {"artifact_drift": 1, "gid_disagreement": 1,
+                                                  "unregistered_grade": 1}}]
+    assert len(doc["findings"]) == 7 - 4
+    # the command line's own --select is counted the same way
+    r = grit("scan", "--isolated", "--select", "size_mismatch", "sample", cwd=tmp_path)
+    assert "6 findings ignored by --select:" in r.stdout, r.stdout
+    assert r.returncode == 1
+
+
+def test_2_shipped_workflow_reads_no_config_from_the_checkout(tmp_path: Path) -> None:
+    """The workflow's scan step, run as GitHub runs it, in a checkout whose
+    grit.toml ignores everything: the gate still fails on the broken model
+    (7b7b45c read the pull request's grit.toml: status 0)."""
+    import yaml
+
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "grit-scan.yml").read_text())
+    step = next(s for s in wf["jobs"]["scan"]["steps"] if "grit scan" in s.get("run", ""))
+    repo = tmp_path / "repo"
+    shutil.copytree(FIX / "sample" / "llama-mxfp4", repo / "models")
+    r = grit("manifest", "--allow-findings", "--out", "grit-manifest.json", "models", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    (repo / "grit.toml").write_text(GATE_OFF)
+    (repo / "pyproject.toml").write_text('[tool.grit]\nfail-on = ["warning"]\n')
+    genv = tmp_path / "github_env"
+    genv.write_text("")
+    bindir = str(Path(sys.executable).parent)
+    e = {**CHILD_ENV, "GITHUB_ENV": str(genv), "GRIT_DEEP": "false",
+         "GRIT_FAIL_ON": "structural,disagreement",
+         "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    p = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=e, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert genv.read_text().strip() == "GRIT_STATUS=1", genv.read_text()
+    assert "size_mismatch" in (repo / "grit.sarif").read_text()
+
+
+# ------------------------------------------------------------ 6: config limits
+
+def _config_case(tmp_path: Path, case: str) -> tuple[list[str], str]:
+    """(extra options, what the one error line must say) for a hostile config."""
+    shutil.copytree(FIX / "sample" / "llama-mxfp4", tmp_path / "m")
+    cfg = tmp_path / "grit.toml"
+    if case == "nested_inline_tables":
+        n = 200_000
+        cfg.write_text("x=" + "{a=" * n + "1" + "}" * n + "\n")  # 800 KB
+        return [], "config_depth budget"
+    if case == "nested_table_header":
+        cfg.write_text("[" + ".".join(["a"] * 200_000) + "]\n")
+        return [], "config_depth budget"
+    if case == "dev_zero":
+        return ["--config", "/dev/zero"], "not a regular file"
+    if case == "fifo_config":
+        os.mkfifo(tmp_path / "fifo.toml")
+        return ["--config", str(tmp_path / "fifo.toml")], "not a regular file"
+    if case == "fifo_discovered":
+        os.mkfifo(cfg)
+        return [], "not a regular file"
+    if case == "30_mb":
+        with open(cfg, "w") as f:
+            line = "# " + "x" * 1000 + "\n"
+            for _ in range(30_000):
+                f.write(line)
+            f.write('ignore = ["GRIT1"]\n')
+        return [], "config_file_bytes budget"
+    if case == "40000_globs":
+        cfg.write_text("[per-path-ignores]\n" + "".join(
+            f'"p{i}/*" = ["GRIT3"]\n' for i in range(40_000)))
+        return [], "config_patterns budget"
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["nested_inline_tables", "nested_table_header", "dev_zero",
+                                  "fifo_config", "fifo_discovered", "30_mb", "40000_globs"])
+def test_6_hostile_config_is_one_usage_line(tmp_path: Path, case: str) -> None:
+    """Each exits 64 with one line naming the file and what refused it,
+    within the memory budget, before any scanning (7b7b45c: exit 70 from a
+    RecursionError or a MemoryError at 1.45 GB, a FIFO hung, 30 MB took
+    766 MB, 40,000 globs were accepted and matched against every finding).
+    The timeout is a hang guard only."""
+    extra, needle = _config_case(tmp_path, case)
+    r = grit("scan", *extra, "m", cwd=tmp_path, timeout=60)
+    assert r.returncode == 64, (r.returncode, r.stderr[-500:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.stderr[-500:]
+    assert ("grit.toml" in lines[0] or "fifo.toml" in lines[0] or "/dev/zero" in lines[0])
+    assert r.stdout == ""
