@@ -22,7 +22,7 @@ from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import registry, resolve
 from ..codec.layout import split_payload
 from ._app import UsageError, app
-from .common import complete_tensor, emit_json, parse_int_list
+from .common import complete_tensor, emit_json, parse_int_list, read_regular
 
 _HEX32 = re.compile(r"(0x)?[0-9a-fA-F]{32}")
 
@@ -95,10 +95,7 @@ def check_cmd(
         raise UsageError("--level takes 0, 1, 2 or 3")
     planes = None
     if payload_file is not None:
-        try:
-            payload = payload_file.read_bytes()
-        except OSError as exc:
-            raise UsageError(f"--payload-file: {exc.strerror or exc}: {payload_file}") from None
+        payload = read_regular(payload_file, "--payload-file")
         try:
             sizes = plane_sizes(d, dims)
         except Exception:  # noqa: BLE001 - sizes unknown: the check reports why
