@@ -47,14 +47,16 @@ def _check_shape(dims: list[int]) -> None:
     digits long (whose text Python refuses to make)."""
     n = 1
     for d in dims:
-        if d > INT64_MAX:
-            raise UsageError(f"--shape: extent {d:.40} exceeds int64 (§6.4)"
-                             if len(str(d)) <= 40 else "--shape: an extent exceeds int64 (§6.4)")
+        if d.bit_length() > 63:
+            raise UsageError("--shape: an extent exceeds int64 (§6.4)")
         if d:
             n *= d
-            if n > INT64_MAX:
-                raise UsageError(f"--shape: {len(dims)} extents whose product exceeds int64 "
-                                 "(§6.4: a shape is hashed as int64 extents)")
+    # at most 63 bits per extent: the product of a command line's extents is
+    # printed only while its text stays short
+    if n > INT64_MAX:
+        what = (f"has {n:,} elements, more than int64 holds" if n.bit_length() <= 1024
+                else f"has {len(dims)} extents whose product exceeds int64")
+        raise UsageError(f"--shape {what} (§6.4: a shape is hashed as int64 extents)")
 
 
 def complete_tensor(incomplete: str) -> list[str]:

@@ -429,3 +429,100 @@ def test_6_hostile_config_is_one_usage_line(tmp_path: Path, case: str) -> None:
     assert len(lines) == 1 and needle in lines[0], r.stderr[-500:]
     assert ("grit.toml" in lines[0] or "fifo.toml" in lines[0] or "/dev/zero" in lines[0])
     assert r.stdout == ""
+
+
+# ------------------------------------------------------------ 7: round-2 leftovers
+
+def _desc_hex() -> str:
+    """An MXFP4 descriptor, from the committed sample's __grit__ table."""
+    import struct
+
+    raw = (FIX / "sample/llama-mxfp4/model.safetensors").read_bytes()
+    head = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+    return str(next(iter(json.loads(head["__metadata__"]["__grit__"])["tensors"].values()))
+               ["desc"])
+
+
+def test_7_check_with_300_extents_is_a_usage_error() -> None:
+    """300 extents of 2^63 - 32 (each a multiple of k0): their product has
+    about 5,700 digits, past Python's int-to-string limit (7b7b45c: exit
+    70); now one usage line, exit 64."""
+    shape = ",".join([str((1 << 63) - 32)] * 300)
+    r = grit("check", "--desc", _desc_hex(), "--shape", shape, "--plane-bytes", "1,1,1,1")
+    assert r.returncode == 64, (r.returncode, r.stderr)
+    assert "300 extents whose product exceeds int64" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_7_check_refuses_dev_zero_as_payload() -> None:
+    """--payload-file /dev/zero (7b7b45c: MemoryError at the limit, exit
+    70): not a regular file, exit 64."""
+    r = grit("check", "--desc", _desc_hex(), "--shape", "64", "--payload-file", "/dev/zero",
+             timeout=60)
+    assert r.returncode == 64 and "not a regular file" in r.stderr, r.stderr
+
+
+def test_7_check_refuses_a_fifo_as_payload(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = grit("check", "--desc", _desc_hex(), "--shape", "64", "--payload-file", str(fifo),
+             timeout=60)
+    assert r.returncode == 64 and "not a regular file" in r.stderr, r.stderr
+
+
+def test_7_json_report_is_bounded_like_the_grouped_text(tmp_path: Path) -> None:
+    """An index naming 30,000 missing shards: every one is counted (exit
+    1, summary 30,000 structural), the document lists 100 and groups the
+    rest with its count and first names (7b7b45c: 13 MB, 30,000 findings)."""
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.safetensors.index.json").write_text(json.dumps(
+        {"weight_map": {f"t{i}": f"s{i}.safetensors" for i in range(30_000)}}))
+    r = grit("scan", "--json", str(d))
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert doc["summary"]["findings"]["structural"] == 30_000
+    assert len(doc["findings"]) == 100
+    (g,) = doc["findings_grouped"]
+    assert (g["kind"], g["count"], len(g["first"])) == ("missing_shard", 29_900, 50)
+    assert len(r.raw) < 2_000_000  # the index itself is 1 MB; its shard list is kept
+
+
+def _gguf(path: Path, tensors: list[tuple[str, Any]], kv: tuple[tuple[str, int], ...] = ()
+          ) -> Path:
+    """A GGUF written by gguf-py, llama.cpp's own Python writer."""
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    for k, v in kv:
+        w.add_uint32(k, v)
+    for n, a in tensors:
+        w.add_tensor(n, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+@pytest.mark.parametrize("case", ["name_64_bytes", "five_dims", "unaligned_offset"])
+def test_7_gguf_llama_cpp_refuses(tmp_path: Path, case: str) -> None:
+    """What llama.cpp's gguf.cpp rejects (research: gguf-ggml-internals.md,
+    "Checks in gguf.cpp HEAD": names < 64 bytes, n_dims <= 4, offsets on the
+    alignment) is a structural finding that says so (7b7b45c: a 64-byte
+    name passed clean, the others did not say llama.cpp refuses them)."""
+    import numpy as np
+
+    z = np.zeros(8, np.float32)
+    if case == "name_64_bytes":
+        f = _gguf(tmp_path / "a.gguf", [("a" * 64, z), ("ok", z)])
+    elif case == "five_dims":
+        f = _gguf(tmp_path / "a.gguf", [("x", np.zeros((1, 1, 1, 2, 8), np.float32))])
+    else:  # laid out at 32, declared 64: the second tensor's offset 32 is off it
+        f = _gguf(tmp_path / "a.gguf", [("a", z), ("b", z)], kv=(("general.alignment", 64),))
+    r = grit("scan", "--json", str(f))
+    doc = json.loads(r.stdout)
+    msgs = [x["message"] for x in doc["findings"] if x["kind"] == "file_unparseable"]
+    assert any("llama.cpp refuses to load this file" in m for m in msgs), doc["findings"]
+    # graded: a file we still parsed exits 1, one we could not read at all 4
+    assert r.returncode == (1 if case == "name_64_bytes" else 4)
