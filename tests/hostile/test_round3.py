@@ -210,6 +210,22 @@ def test_3_hook_file_names_are_never_options(tmp_path: Path) -> None:
         "--output-file=real.safetensors", "-rf.safetensors", "real.safetensors"]
 
 
+def test_3_report_is_never_written_over_a_scanned_file(tmp_path: Path) -> None:
+    """``--output-file`` naming a file the scan reads (directly or through a
+    link) is refused, the file untouched (7b7b45c overwrote the checkpoint
+    with its own report); a new file beside it is written as before."""
+    m = tmp_path / "m.safetensors"
+    shutil.copy(FIX / "sample/llama-mxfp4/model.safetensors", m)
+    before = m.read_bytes()
+    (tmp_path / "link").symlink_to("m.safetensors")
+    for target in ("m.safetensors", "link"):
+        r = grit("scan", "--output-file", target, ".", cwd=tmp_path)
+        assert r.returncode == 64 and "which this scan read" in r.stderr, r.stderr
+        assert m.read_bytes() == before
+    r = grit("scan", "--output-file", "report.txt", ".", cwd=tmp_path)
+    assert r.returncode == 1 and "GRIT101" in (tmp_path / "report.txt").read_text()
+
+
 def test_3_options_given_as_file_names_are_refused(tmp_path: Path) -> None:
     """An option that lands after the hook's ``--`` (a user's ``args:``) is
     a usage error naming it, never silently dropped."""
