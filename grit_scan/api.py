@@ -24,7 +24,8 @@ from .parsers.fileio import bytes_read
 from .parsers.interface import ReadContext
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
-from .report.report import Report, from_scan
+from .report.report import Report, from_scan, ignored_counts
+from .rules.codes import Kind
 from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
@@ -99,7 +100,12 @@ def scan(
     if not compiled_backend():
         messages.append(SLOW_PATH)
     findings = on_models(findings, data.artifacts)
-    report = replace(from_scan(data, _per_path(findings, cfg), messages), fail_on=gate)
+    kept, by_path = _per_path(findings, cfg)
+    hidden = _hidden_by(runner.hidden, sel, select is not None, ign, ignore is not None, cfg)
+    if by_path:
+        hidden.append((_config_label(cfg), by_path))
+    report = replace(from_scan(data, kept, messages), fail_on=gate,
+                     ignored=ignored_counts(hidden))
     if debug:
         report.tracebacks.extend(data.tracebacks + runner.tracebacks)
     return report
@@ -199,10 +205,13 @@ class ManifestRefused(GritValueError):
 
 
 def load_settings(paths: Sequence[PathLike] | PathLike = (".",), config: PathLike | None = None,
-                  isolated: bool = False) -> Settings:
+                  isolated: bool = False, root: PathLike | None = None) -> Settings:
     """The config file's settings: ``config`` if given, else the nearest
-    grit.toml / pyproject.toml [tool.grit] from the first path upward;
-    ``isolated`` reads none.  Raises GritValueError for a bad file."""
+    grit.toml / pyproject.toml [tool.grit] from the project root ``root``
+    (default: the working directory) upward, never one inside a scanned
+    directory below it (``paths`` do not decide: the tree being checked
+    cannot change how it is checked); ``isolated`` reads none.  Raises
+    GritValueError for a bad file (not regular, over a budget, invalid)."""
     if isolated:
         return Settings()
     if config is not None:
@@ -212,23 +221,52 @@ def load_settings(paths: Sequence[PathLike] | PathLike = (".",), config: PathLik
             raise GritValueError(f"{path}: has no [tool.grit] table")
         found: tuple[str, dict[str, object]] | None = (path, table)
     else:
-        first = paths if isinstance(paths, (str, os.PathLike)) else (list(paths) or ["."])[0]
-        found = gritconfig.discover(os.fspath(first))
+        found = gritconfig.discover(os.fspath(root) if root is not None else os.getcwd())
     if found is None:
         return Settings()
     path, table = found
     return settings_from_table(table, path, os.path.dirname(os.path.abspath(path)))
 
 
-def _per_path(findings: list[Finding], cfg: Settings) -> list[Finding]:
+def _per_path(findings: list[Finding], cfg: Settings) -> tuple[list[Finding], list[Finding]]:
+    """(kept, hidden by the config's per-path-ignores)."""
     if not cfg.per_path_ignores:
-        return findings
-    out = []
+        return findings, []
+    out: list[Finding] = []
+    hidden: list[Finding] = []
     for f in findings:
         rel = os.path.relpath(os.path.abspath(f.path), cfg.base).replace(os.sep, "/")
-        if not any(p.matches(rel, f.kind) for p in cfg.per_path_ignores):
+        if any(p.matches(rel, f.kind) for p in cfg.per_path_ignores):
+            hidden.append(f)
+        else:
             out.append(f)
-    return out
+    return out, hidden
+
+
+def _config_label(cfg: Settings) -> str:
+    """The config file as the report names it: relative to the working
+    directory when it lies under it."""
+    src = cfg.source or "the config file"
+    if cfg.source and os.path.isabs(src):
+        rel = os.path.relpath(src)
+        if not rel.startswith(".."):
+            return rel
+    return src
+
+
+def _hidden_by(hidden: list[Finding], sel: frozenset[Kind] | None, sel_cli: bool,
+               ign: frozenset[Kind] | None, ign_cli: bool, cfg: Settings
+               ) -> list[tuple[str, list[Finding]]]:
+    """The findings --select/--ignore hid, by what hid them: the option, or
+    the config file that set it."""
+    by: dict[str, list[Finding]] = {}
+    for f in hidden:
+        if sel is not None and f.kind not in sel:
+            label = "--select" if sel_cli else _config_label(cfg)
+        else:
+            label = "--ignore" if ign_cli else _config_label(cfg)
+        by.setdefault(label, []).append(f)
+    return list(by.items())
 
 
 def model_roots(files: Sequence[PathLike]) -> list[str]:

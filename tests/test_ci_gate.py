@@ -116,13 +116,15 @@ def test_outside_symlinks_matter_only_when_a_reader_would_follow(capsys, tmp_pat
 
 # ------------------------------------------------------------- config file
 
-def test_config_file_found_upward_and_overridden(capsys, tmp_path):
+def test_config_file_found_upward_and_overridden(capsys, tmp_path, monkeypatch):
     proj = tmp_path / "proj"
     proj.mkdir()
     m = model(proj)
     (proj / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.grit]\n'
                                          'fail-on = "structural,disagreement"\n')
-    assert run(capsys, "scan", m)[0] == 0  # found from models/ upward
+    assert run(capsys, "scan", m)[0] == 3  # run from elsewhere: not the project's config
+    monkeypatch.chdir(m)  # the project root is the working directory
+    assert run(capsys, "scan", m)[0] == 0  # found from the working directory upward
     assert run(capsys, "scan", "--isolated", m)[0] == 3
     assert run(capsys, "scan", "--fail-on", "warning", m)[0] == 3  # the option wins
     (proj / "grit.toml").write_text('exit-policy = "simple"\nfail-on = ["warning"]\n')
@@ -133,7 +135,8 @@ def test_config_file_found_upward_and_overridden(capsys, tmp_path):
     assert code == 0 and json.loads(out)["findings"] == []
 
 
-def test_config_select_ignore_and_per_path_ignores(capsys, tmp_path):
+def test_config_select_ignore_and_per_path_ignores(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     m = model(tmp_path)
     model(tmp_path, BROKEN, "legacy")
     (tmp_path / "grit.toml").write_text(
@@ -153,7 +156,9 @@ def test_config_select_ignore_and_per_path_ignores(capsys, tmp_path):
     ("select = 3\n", "select: expected a list"),
     ("not toml [\n", "not valid TOML"),
 ])
-def test_bad_config_is_a_usage_error_naming_the_file(capsys, tmp_path, text, needle):
+def test_bad_config_is_a_usage_error_naming_the_file(capsys, tmp_path, text, needle,
+                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
     m = model(tmp_path)
     (tmp_path / "grit.toml").write_text(text)
     code, _, err = run(capsys, "scan", m)

@@ -6,7 +6,6 @@
 
 import json
 import math
-import stat
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from ..codec.errors import GritCheckError, GritError
 from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import registry, resolve
 from ._app import UsageError, app
-from .common import complete_tensor, emit_json, parse_int_list
+from .common import complete_tensor, emit_json, parse_int_list, read_regular
 from .decoded import write_decoded
 
 DEFAULT_VECTORS = Path("fixtures/conformance/vectors.json")
@@ -38,13 +37,7 @@ app.add_typer(vectors_app, name="vectors")
 def _read(path: Path, what: str) -> bytes:
     """A regular file's bytes: a FIFO would block and /dev/zero never ends,
     so anything else is refused before it is opened (issue 16)."""
-    try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{what}: not a regular file: {path}")
-        return path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{what}: {exc.strerror or exc}: {path}") from None
+    return read_regular(path, what)
 
 
 def _layouts(path: Path | None) -> dict[int, str]:

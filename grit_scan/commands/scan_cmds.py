@@ -274,12 +274,33 @@ def emit(report: Report, fmt: OutputFormat, options: RenderOptions,
     if output_file is None:
         render(report, fmt, sys.stdout, options)
         return
+    read = _read_by_scan(report, output_file)
+    if read is not None:
+        raise UsageError(f"--output-file: {output_file} is {read}, which this scan read; "
+                         "the report is never written over what it reads")
     try:
         with open(output_file, "w", encoding="utf-8") as fh:
             render(report, fmt, fh, replace(options, color=False))
     except OSError as exc:
         raise UsageError(f"--output-file: cannot write {output_file}: "
                          f"{exc.strerror or exc}") from None
+
+
+def _read_by_scan(report: Report, output_file: Path) -> str | None:
+    """The path of a file the scan read that ``output_file`` is (the same
+    device and inode, through any link), or None."""
+    try:
+        st = os.stat(output_file)
+    except OSError:
+        return None  # a new file
+    for a in report.artifacts:
+        try:
+            sa = os.stat(a.path)
+        except (OSError, ValueError):
+            continue
+        if (sa.st_dev, sa.st_ino) == (st.st_dev, st.st_ino):
+            return a.path
+    return None
 
 
 @app.command("manifest")

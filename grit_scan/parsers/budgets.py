@@ -107,11 +107,23 @@ DEEP_READ_FACTOR = Budget(
     "deep_read_factor", 2, "x the tensor bytes its header records (plus 64 MiB)",
     "what --deep reads from one file: digests read each plane once and probes sample rows, "
     "so a real checkpoint stays far below it")
+CONFIG_FILE_BYTES = Budget(
+    "config_file_bytes", 1 << 20, "bytes",
+    "a grit.toml or pyproject.toml read for settings (a regular file only); real ones are a "
+    "few KB")
+CONFIG_DEPTH = Budget(
+    "config_depth", 32, "levels",
+    "tables and arrays nested in a config file; pyproject.toml files nest about 4 deep")
+CONFIG_PATTERNS = Budget(
+    "config_patterns", 1_000, "entries",
+    "select, ignore, fail-on and per-path-ignores entries (globs and their kinds) in one "
+    "config file; every finding is matched against each glob")
 ALL: tuple[Budget, ...] = (
     HEADER_BYTES, JSON_ITEMS, TENSORS_PER_FILE, GGUF_KV_ENTRIES, GGUF_ARRAY_ELEMENTS, GGUF_RANK,
     SAFETENSORS_RANK, GRIT_SHAPE_RANK, EXTENT, INDEX_ENTRIES, CONFIG_BYTES, JSON_FILE_BYTES,
     JSON_FILE_ITEMS, IGNORE_PATTERNS, PATTERN_CHARS, PATTERN_OPEN_REPEATS, NAME_CHARS,
-    NAME_MAP_LAYERS, WALK_DEPTH, DEEP_SPARSE_RATIO, DEEP_READ_FACTOR)
+    NAME_MAP_LAYERS, WALK_DEPTH, DEEP_SPARSE_RATIO, DEEP_READ_FACTOR, CONFIG_FILE_BYTES,
+    CONFIG_DEPTH, CONFIG_PATTERNS)
 
 
 def json_items(text: str) -> int:

@@ -30,6 +30,9 @@ MAGIC = b"GGUF"
 MAX_ALIGNMENT = 1 << 20
 MAX_STRING = 1 << 30
 MAX_NAME = 64
+# what a finding says when llama.cpp's gguf.cpp would reject the file
+# (research: gguf-ggml-internals.md, "Checks in gguf.cpp HEAD")
+LLAMA_CPP_REFUSES = "llama.cpp refuses to load this file"
 KEEP_STRING = 1 << 16  # string values longer than this are skipped, not kept
 WINDOW_START = 1 << 12  # the read-ahead window starts small and doubles, so a scan
 WINDOW_MAX = 1 << 22  # reads the header plus at most as much again, never the tensors
@@ -334,12 +337,16 @@ def _info(r: _Reader, i: int, alignment: int, rank_limit: int, seen: set[str],
         raise ParseError(f"duplicate tensor name {name!r}")
     seen.add(name)
     if len(name.encode()) >= MAX_NAME:
-        art.issue(IssueCode.NOTE, f"tensor name {name!r} is {len(name.encode())} bytes; "
-                  f"ggml requires fewer than {MAX_NAME}", tensor=name)
+        # the rest of the file is still read: only llama.cpp stops here
+        art.issue(IssueCode.UNPARSEABLE,
+                  f"tensor name {name[:80]!r}{'...' if len(name) > 80 else ''} is "
+                  f"{len(name.encode())} bytes; ggml requires fewer than {MAX_NAME} "
+                  f"(GGML_MAX_NAME): {LLAMA_CPP_REFUSES}", tensor=name)
     n_dims = r.u32("{!r} n_dims", name)
     if not 1 <= n_dims <= rank_limit:
         raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to "
-                         f"{rank_limit} allowed: the {budgets.GGUF_RANK.name} budget)")
+                         f"{rank_limit} allowed: the {budgets.GGUF_RANK.name} budget; "
+                         f"ggml's GGML_MAX_DIMS): {LLAMA_CPP_REFUSES}")
     ne = r.u64s(n_dims, "{!r} dim", name)
     numel = 1
     for d in ne:
@@ -358,7 +365,7 @@ def _info(r: _Reader, i: int, alignment: int, rank_limit: int, seen: set[str],
     offset = r.u64("{!r} offset", name)
     if offset % alignment:
         raise ParseError(f"tensor {name!r} offset {offset} is not a multiple of the "
-                         f"alignment {alignment}")
+                         f"alignment {alignment}: {LLAMA_CPP_REFUSES}")
     nbytes = numel // bs[0] * bs[1]
     shape = ne[::-1]
     cols.names.append(name)
@@ -510,7 +517,8 @@ def _lay_out_each(h: GgufHeader, c: _Columns, shapes: list[tuple[int, ...]], siz
         if offset != expect:
             art.issue(IssueCode.BAD_OFFSETS,
                       f"tensor {name!r} starts at data offset {offset}; ggml requires the "
-                      f"tensors packed in order, so it should start at {expect}",
+                      f"tensors packed in order, so it should start at {expect}: "
+                      f"{LLAMA_CPP_REFUSES}",
                       tensor=name, expected=expect, actual=offset)
         expect = offset + -(-nbytes // h.alignment) * h.alignment
         if start + nbytes > size:

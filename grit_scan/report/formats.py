@@ -129,6 +129,18 @@ def _not_audited_text(report: Report) -> str:
             + (f" (audit pickles with {PICKLE_SCANNER})" if pickles else ""))
 
 
+def ignored_lines(report: Report) -> list[str]:
+    """``12 findings ignored by grit.toml: 10 inferred_descriptor, 2
+    size_mismatch``: one line per option or config file that hid findings,
+    so a verdict changed by configuration always says so."""
+    lines = []
+    for g in report.ignored:
+        kinds = ", ".join(f"{n} {k}" for k, n in g["kinds"].items())
+        lines.append(f"{_plural(g['count'], 'finding', 'findings')} ignored by {g['by']}: "
+                     f"{kinds}")
+    return lines
+
+
 def next_step(report: Report) -> str | None:
     """What to run next: the exact command a finding of the most serious class
     suggests (``grit explain ...``), else ``grit rule KIND`` for the first one."""
@@ -173,7 +185,8 @@ def _render(report: Report, fmt: OutputFormat, out: TextIO, options: RenderOptio
     if fmt is OutputFormat.JSON:
         if options.statistics:
             out.write(dumps({"statistics": statistics(report.findings),
-                             "summary": summary_line(report), "next_step": next_step(report)}))
+                             "summary": summary_line(report), "ignored": report.ignored,
+                             "next_step": next_step(report)}))
         else:
             # written as it is built: a large report's text never exists whole
             json_text.dump(report.to_json(lazy=True), out, default=str)

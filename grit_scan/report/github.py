@@ -19,7 +19,7 @@ from typing import TextIO
 
 from ..rules.finding import Finding, Severity
 from .escape import esc
-from .formats import RenderOptions, next_step, summary_line
+from .formats import RenderOptions, ignored_lines, next_step, summary_line
 from .report import Report
 from .sarif import repo_path
 
@@ -46,6 +46,8 @@ def render(report: Report, out: TextIO, options: RenderOptions = RenderOptions()
     for f in report.findings:
         out.write(annotation(f) + "\n")
     out.write(summary_line(report) + "\n")
+    for line in ignored_lines(report):
+        out.write(escape_data(esc(line)) + "\n")
     step = next_step(report)
     if step:
         out.write(f"Next: {escape_data(esc(step))}\n")

@@ -200,6 +200,40 @@ def listed(report: Report) -> list[Artifact]:
             if a.format not in (Format.CONFIG, Format.MANIFEST) or not a.parsed]
 
 
+# --json lists at most this many findings of one kind on one file; the rest
+# of such a run is one ``findings_grouped`` entry (count and first names), so
+# the document stays in proportion to what is wrong, not to how often (an
+# index naming 30,000 missing shards gave 13 MB)
+FINDINGS_PER_GROUP = 100
+GROUP_NAMES = 50  # names (or messages) a grouped entry lists
+
+
+def bound_findings(findings: list[Finding]) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """(the findings listed, the grouped entries for the rest): the first
+    FINDINGS_PER_GROUP of each (kind, path) in report order, then one entry
+    per (kind, path) with more: ``{"code", "kind", "severity", "path",
+    "count", "first"}``, ``count`` the findings not listed and ``first`` the
+    tensors (else the messages) of the first GROUP_NAMES of them."""
+    seen: Counter[tuple[str, str]] = Counter()
+    kept: list[Finding] = []
+    rest: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        key = (f.kind.value, f.path)
+        seen[key] += 1
+        if seen[key] <= FINDINGS_PER_GROUP:
+            kept.append(f)
+        else:
+            rest.setdefault(key, []).append(f)
+    grouped = []
+    for fs in rest.values():
+        f = fs[0]
+        grouped.append({
+            "code": f.code, "kind": f.kind.value, "severity": f.severity.value,
+            "path": f.path, "count": len(fs),
+            "first": [x.tensor if x.tensor else x.message[:200] for x in fs[:GROUP_NAMES]]})
+    return kept, grouped
+
+
 def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any]:
     """The document's ``summary`` (``Report.summary``)."""
     from .formats import not_audited, summary_line
@@ -213,6 +247,7 @@ def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any
         "quantized": sum(len(a.quantized) for a in ckpt if a.format is not Format.MANIFEST),
         "findings": {s.value: counts.get(s, 0) for s in Severity},
         "text": summary_line(report),
+        "ignored": report.ignored,
         "not_audited": not_audited(report),
     }
 
@@ -223,6 +258,7 @@ def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
     from .formats import next_step
 
     ckpt = listed(report)
+    listed_findings, grouped = bound_findings(report.findings)
     return {
         "report_version": REPORT_VERSION,
         "tool_version": __version__,
@@ -233,8 +269,9 @@ def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
         "summary": summary(report, ckpt),
         "next_step": next_step(report),
         "artifacts": [artifact_summary(a, lazy) for a in ckpt],
-        "findings": (Lazy(report.findings, Finding.to_json) if lazy
-                     else [f.to_json() for f in report.findings]),
+        "findings": (Lazy(listed_findings, Finding.to_json) if lazy
+                     else [f.to_json() for f in listed_findings]),
+        "findings_grouped": grouped,
         "skipped": report.skipped,
         "messages": report.messages,
     }

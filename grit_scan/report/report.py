@@ -27,6 +27,9 @@ class Report:
     declared: dict[str, dict[str, Any]] = field(default_factory=dict)
     tracebacks: list[str] = field(default_factory=list, repr=False)  # --debug only
     fail_on: FailOn = field(default_factory=FailOn)  # which findings set the exit code
+    # what --select/--ignore or a config file hid, by what hid it:
+    # {"by": "grit.toml", "count": 12, "kinds": {"size_mismatch": 10, ...}}
+    ignored: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def parsed_any(self) -> bool:
@@ -74,6 +77,21 @@ class Report:
         from .json_format import to_json
 
         return to_json(self, lazy)
+
+
+def ignored_counts(hidden: list[tuple[str, list[Finding]]]) -> list[dict[str, Any]]:
+    """``Report.ignored`` from (what hid them, the findings hidden): kinds
+    most frequent first."""
+    out: list[dict[str, Any]] = []
+    for by, fs in hidden:
+        if not fs:
+            continue
+        counts: dict[str, int] = {}
+        for f in fs:
+            counts[f.kind.value] = counts.get(f.kind.value, 0) + 1
+        kinds = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        out.append({"by": by, "count": len(fs), "kinds": kinds})
+    return out
 
 
 def sort_findings(findings: list[Finding]) -> list[Finding]:

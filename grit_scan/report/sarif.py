@@ -172,6 +172,7 @@ def to_sarif(report: Report) -> dict[str, Any]:
             "columnKind": "unicodeCodePoints",
             "invocations": [{"executionSuccessful": True, "exitCode": codes["graded"],
                              "properties": {"exit_codes": codes}}],
-            "properties": {"summary": summary_line(report), "next_step": next_step(report)},
+            "properties": {"summary": summary_line(report), "next_step": next_step(report),
+                           "ignored": report.ignored},
         }],
     }

@@ -19,7 +19,14 @@ from typing import Any, TextIO
 from ..artifact import Artifact
 from ..rules.finding import Finding, Severity
 from .escape import esc
-from .formats import OutputFormat, RenderOptions, next_step, statistics, summary_line
+from .formats import (
+    OutputFormat,
+    RenderOptions,
+    ignored_lines,
+    next_step,
+    statistics,
+    summary_line,
+)
 from .json_format import artifact_summary, listed
 from .report import Report
 from .styled import Console, Text
@@ -142,6 +149,8 @@ def _line(f: Finding) -> Text:
 def _tail(report: Report, console: Console) -> None:
     console.print()
     console.print(Text(summary_line(report), style="bold"))
+    for line in ignored_lines(report):
+        console.print(Text(esc(line), style="bold"))
     step = next_step(report)
     if step:
         console.print(Text(f"Next: {esc(step)}"))

@@ -195,9 +195,14 @@ class Runner:
     enabled: frozenset[Kind] = field(default_factory=lambda: frozenset(Kind))
     debug: bool = False
     tracebacks: list[str] = field(default_factory=list)
+    # the findings of kinds not enabled: every header-level check runs
+    # whatever the selection, so that what a --select/--ignore or a config
+    # file hides is counted in the report, never silently absent (--deep
+    # checks of kinds not enabled are not run: they would read bytes)
+    hidden: list[Finding] = field(default_factory=list)
 
     def _active(self) -> list[RuleModule]:
-        return [m for m in modules() if m.kinds & self.enabled]
+        return list(modules())
 
     def _contained(self, module: RuleModule, path: str,
                    fn: Callable[[], Iterable[Finding]]) -> list[Finding]:
@@ -241,12 +246,16 @@ class Runner:
         if open_planes is not None:
             out.extend(self._deep(scan.artifacts, active, open_planes, progress, jobs))
         # a contained failure is never filtered away by --select/--ignore
-        return [f for f in out if f.kind in self.enabled or f.kind is Kind.INTERNAL_ERROR]
+        kept: list[Finding] = []
+        for f in out:
+            (kept if f.kind in self.enabled or f.kind is Kind.INTERNAL_ERROR
+             else self.hidden).append(f)
+        return kept
 
     def _deep(self, arts: Sequence[Artifact], active: list[RuleModule],
               open_planes: OpenPlanes, progress: Callable[[int, int], None] | None,
               jobs: int) -> list[Finding]:
-        deep = [m for m in active if m.check_deep is not None]
+        deep = [m for m in active if m.check_deep is not None and m.kinds & self.enabled]
         todo = [a for a in arts if a.parsed and a.format.is_checkpoint_file]
         if not deep:
             return []

@@ -210,6 +210,22 @@ def test_3_hook_file_names_are_never_options(tmp_path: Path) -> None:
         "--output-file=real.safetensors", "-rf.safetensors", "real.safetensors"]
 
 
+def test_3_report_is_never_written_over_a_scanned_file(tmp_path: Path) -> None:
+    """``--output-file`` naming a file the scan reads (directly or through a
+    link) is refused, the file untouched (7b7b45c overwrote the checkpoint
+    with its own report); a new file beside it is written as before."""
+    m = tmp_path / "m.safetensors"
+    shutil.copy(FIX / "sample/llama-mxfp4/model.safetensors", m)
+    before = m.read_bytes()
+    (tmp_path / "link").symlink_to("m.safetensors")
+    for target in ("m.safetensors", "link"):
+        r = grit("scan", "--output-file", target, ".", cwd=tmp_path)
+        assert r.returncode == 64 and "which this scan read" in r.stderr, r.stderr
+        assert m.read_bytes() == before
+    r = grit("scan", "--output-file", "report.txt", ".", cwd=tmp_path)
+    assert r.returncode == 1 and "GRIT101" in (tmp_path / "report.txt").read_text()
+
+
 def test_3_options_given_as_file_names_are_refused(tmp_path: Path) -> None:
     """An option that lands after the hook's ``--`` (a user's ``args:``) is
     a usage error naming it, never silently dropped."""
@@ -302,3 +318,227 @@ def test_3_suggested_explain_command_runs_with_colons_in_names(tmp_path: Path) -
         r = grit(*argv[1:], cwd=tmp_path)
         assert r.returncode == 1, r.stderr  # docs/exit-codes.md: the operands differ
         assert "A = sample/" in r.stdout and "::::w::q.weight" in r.stdout
+
+
+# ------------------------------------------------------------ 2: config cannot switch the gate off
+
+GATE_OFF = 'ignore = ["GRIT1", "GRIT2", "GRIT3", "GRIT4"]\n'
+
+
+def test_2_config_inside_the_scanned_tree_is_never_applied(tmp_path: Path) -> None:
+    """A grit.toml ignoring every code and a pyproject.toml ignoring
+    everything on every path, both inside the scanned directory (below the
+    project root, the working directory): neither applies, the broken model
+    still exits 1 (7b7b45c: exit 0, "No findings")."""
+    proj = tmp_path / "proj"
+    shutil.copytree(FIX / "sample", proj / "models")
+    (proj / "models" / "llama-mxfp4" / "grit.toml").write_text(GATE_OFF)
+    (proj / "models" / "pyproject.toml").write_text(
+        '[tool.grit.per-path-ignores]\n"*" = ["GRIT1", "GRIT2", "GRIT3", "GRIT4"]\n')
+    for target in ("models", "models/llama-mxfp4"):
+        r = grit("scan", "--json", target, cwd=proj)
+        doc = json.loads(r.stdout)
+        assert r.returncode == 1, doc["summary"]
+        assert "size_mismatch" in {f["kind"] for f in doc["findings"]}
+        assert doc["summary"]["ignored"] == []
+
+
+def test_2_findings_hidden_by_config_are_counted(tmp_path: Path) -> None:
+    """The project's own grit.toml may ignore; the report then says what it
+    hid, in text and JSON (7b7b45c: nothing).  fixtures/sample has 7
+    findings (README): size_mismatch on llama-mxfp4, and on llama-gguf a
+    gid_disagreement, an artifact_drift and an unregistered_grade."""
+    shutil.copytree(FIX / "sample", tmp_path / "sample")
+    (tmp_path / "grit.toml").write_text(
+        'ignore = ["size_mismatch"]\n[per-path-ignores]\n"sample/llama-gguf/*" = ["GRIT2", '
+        '"GRIT3"]\n')
+    r = grit("scan", "sample", cwd=tmp_path)
+    assert "1 finding ignored by grit.toml: 1 size_mismatch" in r.stdout, r.stdout
+    assert ("3 findings ignored by grit.toml: 1 artifact_drift, 1 gid_disagreement, "
+            "1 unregistered_grade") in r.stdout, r.stdout
+    doc = json.loads(grit("scan", "--json", "sample", cwd=tmp_path).stdout)
+    assert doc["summary"]["ignored"] == [
+        {"by": "grit.toml", "count": 1, "kinds": {"size_mismatch": 1}},
+        {"by": "grit.toml", "count": 3, "kinds": {"artifact_drift": 1, "gid_disagreement": 1,
+                                                  "unregistered_grade": 1}}]
+    assert len(doc["findings"]) == 7 - 4
+    # the command line's own --select is counted the same way
+    r = grit("scan", "--isolated", "--select", "size_mismatch", "sample", cwd=tmp_path)
+    assert "6 findings ignored by --select:" in r.stdout, r.stdout
+    assert r.returncode == 1
+
+
+def test_2_shipped_workflow_reads_no_config_from_the_checkout(tmp_path: Path) -> None:
+    """The workflow's scan step, run as GitHub runs it, in a checkout whose
+    grit.toml ignores everything: the gate still fails on the broken model
+    (7b7b45c read the pull request's grit.toml: status 0)."""
+    import yaml
+
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "grit-scan.yml").read_text())
+    step = next(s for s in wf["jobs"]["scan"]["steps"] if "grit scan" in s.get("run", ""))
+    repo = tmp_path / "repo"
+    shutil.copytree(FIX / "sample" / "llama-mxfp4", repo / "models")
+    r = grit("manifest", "--allow-findings", "--out", "grit-manifest.json", "models", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    (repo / "grit.toml").write_text(GATE_OFF)
+    (repo / "pyproject.toml").write_text('[tool.grit]\nfail-on = ["warning"]\n')
+    genv = tmp_path / "github_env"
+    genv.write_text("")
+    bindir = str(Path(sys.executable).parent)
+    e = {**CHILD_ENV, "GITHUB_ENV": str(genv), "GRIT_DEEP": "false",
+         "GRIT_FAIL_ON": "structural,disagreement",
+         "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    p = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=e, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert genv.read_text().strip() == "GRIT_STATUS=1", genv.read_text()
+    assert "size_mismatch" in (repo / "grit.sarif").read_text()
+
+
+# ------------------------------------------------------------ 6: config limits
+
+def _config_case(tmp_path: Path, case: str) -> tuple[list[str], str]:
+    """(extra options, what the one error line must say) for a hostile config."""
+    shutil.copytree(FIX / "sample" / "llama-mxfp4", tmp_path / "m")
+    cfg = tmp_path / "grit.toml"
+    if case == "nested_inline_tables":
+        n = 200_000
+        cfg.write_text("x=" + "{a=" * n + "1" + "}" * n + "\n")  # 800 KB
+        return [], "config_depth budget"
+    if case == "nested_table_header":
+        cfg.write_text("[" + ".".join(["a"] * 200_000) + "]\n")
+        return [], "config_depth budget"
+    if case == "dev_zero":
+        return ["--config", "/dev/zero"], "not a regular file"
+    if case == "fifo_config":
+        os.mkfifo(tmp_path / "fifo.toml")
+        return ["--config", str(tmp_path / "fifo.toml")], "not a regular file"
+    if case == "fifo_discovered":
+        os.mkfifo(cfg)
+        return [], "not a regular file"
+    if case == "30_mb":
+        with open(cfg, "w") as f:
+            line = "# " + "x" * 1000 + "\n"
+            for _ in range(30_000):
+                f.write(line)
+            f.write('ignore = ["GRIT1"]\n')
+        return [], "config_file_bytes budget"
+    if case == "40000_globs":
+        cfg.write_text("[per-path-ignores]\n" + "".join(
+            f'"p{i}/*" = ["GRIT3"]\n' for i in range(40_000)))
+        return [], "config_patterns budget"
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize("case", ["nested_inline_tables", "nested_table_header", "dev_zero",
+                                  "fifo_config", "fifo_discovered", "30_mb", "40000_globs"])
+def test_6_hostile_config_is_one_usage_line(tmp_path: Path, case: str) -> None:
+    """Each exits 64 with one line naming the file and what refused it,
+    within the memory budget, before any scanning (7b7b45c: exit 70 from a
+    RecursionError or a MemoryError at 1.45 GB, a FIFO hung, 30 MB took
+    766 MB, 40,000 globs were accepted and matched against every finding).
+    The timeout is a hang guard only."""
+    extra, needle = _config_case(tmp_path, case)
+    r = grit("scan", *extra, "m", cwd=tmp_path, timeout=60)
+    assert r.returncode == 64, (r.returncode, r.stderr[-500:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.stderr[-500:]
+    assert ("grit.toml" in lines[0] or "fifo.toml" in lines[0] or "/dev/zero" in lines[0])
+    assert r.stdout == ""
+
+
+# ------------------------------------------------------------ 7: round-2 leftovers
+
+def _desc_hex() -> str:
+    """An MXFP4 descriptor, from the committed sample's __grit__ table."""
+    import struct
+
+    raw = (FIX / "sample/llama-mxfp4/model.safetensors").read_bytes()
+    head = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+    return str(next(iter(json.loads(head["__metadata__"]["__grit__"])["tensors"].values()))
+               ["desc"])
+
+
+def test_7_check_with_300_extents_is_a_usage_error() -> None:
+    """300 extents of 2^63 - 32 (each a multiple of k0): their product has
+    about 5,700 digits, past Python's int-to-string limit (7b7b45c: exit
+    70); now one usage line, exit 64."""
+    shape = ",".join([str((1 << 63) - 32)] * 300)
+    r = grit("check", "--desc", _desc_hex(), "--shape", shape, "--plane-bytes", "1,1,1,1")
+    assert r.returncode == 64, (r.returncode, r.stderr)
+    assert "300 extents whose product exceeds int64" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_7_check_refuses_dev_zero_as_payload() -> None:
+    """--payload-file /dev/zero (7b7b45c: MemoryError at the limit, exit
+    70): not a regular file, exit 64."""
+    r = grit("check", "--desc", _desc_hex(), "--shape", "64", "--payload-file", "/dev/zero",
+             timeout=60)
+    assert r.returncode == 64 and "not a regular file" in r.stderr, r.stderr
+
+
+def test_7_check_refuses_a_fifo_as_payload(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = grit("check", "--desc", _desc_hex(), "--shape", "64", "--payload-file", str(fifo),
+             timeout=60)
+    assert r.returncode == 64 and "not a regular file" in r.stderr, r.stderr
+
+
+def test_7_json_report_is_bounded_like_the_grouped_text(tmp_path: Path) -> None:
+    """An index naming 30,000 missing shards: every one is counted (exit
+    1, summary 30,000 structural), the document lists 100 and groups the
+    rest with its count and first names (7b7b45c: 13 MB, 30,000 findings)."""
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "model.safetensors.index.json").write_text(json.dumps(
+        {"weight_map": {f"t{i}": f"s{i}.safetensors" for i in range(30_000)}}))
+    r = grit("scan", "--json", str(d))
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert doc["summary"]["findings"]["structural"] == 30_000
+    assert len(doc["findings"]) == 100
+    (g,) = doc["findings_grouped"]
+    assert (g["kind"], g["count"], len(g["first"])) == ("missing_shard", 29_900, 50)
+    assert len(r.raw) < 2_000_000  # the index itself is 1 MB; its shard list is kept
+
+
+def _gguf(path: Path, tensors: list[tuple[str, Any]], kv: tuple[tuple[str, int], ...] = ()
+          ) -> Path:
+    """A GGUF written by gguf-py, llama.cpp's own Python writer."""
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    for k, v in kv:
+        w.add_uint32(k, v)
+    for n, a in tensors:
+        w.add_tensor(n, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+@pytest.mark.parametrize("case", ["name_64_bytes", "five_dims", "unaligned_offset"])
+def test_7_gguf_llama_cpp_refuses(tmp_path: Path, case: str) -> None:
+    """What llama.cpp's gguf.cpp rejects (research: gguf-ggml-internals.md,
+    "Checks in gguf.cpp HEAD": names < 64 bytes, n_dims <= 4, offsets on the
+    alignment) is a structural finding that says so (7b7b45c: a 64-byte
+    name passed clean, the others did not say llama.cpp refuses them)."""
+    import numpy as np
+
+    z = np.zeros(8, np.float32)
+    if case == "name_64_bytes":
+        f = _gguf(tmp_path / "a.gguf", [("a" * 64, z), ("ok", z)])
+    elif case == "five_dims":
+        f = _gguf(tmp_path / "a.gguf", [("x", np.zeros((1, 1, 1, 2, 8), np.float32))])
+    else:  # laid out at 32, declared 64: the second tensor's offset 32 is off it
+        f = _gguf(tmp_path / "a.gguf", [("a", z), ("b", z)], kv=(("general.alignment", 64),))
+    r = grit("scan", "--json", str(f))
+    doc = json.loads(r.stdout)
+    msgs = [x["message"] for x in doc["findings"] if x["kind"] == "file_unparseable"]
+    assert any("llama.cpp refuses to load this file" in m for m in msgs), doc["findings"]
+    # graded: a file we still parsed exits 1, one we could not read at all 4
+    assert r.returncode == (1 if case == "name_64_bytes" else 4)

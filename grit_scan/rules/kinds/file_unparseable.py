@@ -23,7 +23,11 @@ RULE = Rule(
 broken header, a hostile length, a duplicate key, a file that changed while
 it was read, a FIFO or unreadable file named like a checkpoint, or an
 internal error while reading or checking it (the message says so; `--debug`
-shows the traceback). If no input could be parsed at all, the graded exit
+shows the traceback). A GGUF that llama.cpp's loader rejects is reported
+here too, with a message that says "llama.cpp refuses to load this file": a
+tensor name of 64 bytes or more (GGML_MAX_NAME; the rest of the file is
+still read), more than four dimensions (GGML_MAX_DIMS), a tensor offset that
+is not a multiple of the alignment, or tensors not packed in order. If no input could be parsed at all, the graded exit
 code is 4.
 
 Example (`fixtures/broken/unparseable`):
