@@ -297,17 +297,24 @@ def test_3_no_text_line_begins_with_a_workflow_command(tmp_path: Path, fmt: str)
 
 
 def test_3_suggested_explain_command_runs_with_colons_in_names(tmp_path: Path) -> None:
-    """Two files disagree on a tensor named ``::w::q.weight``: the suggested
-    ``grit explain`` command, run as printed, explains them (7b7b45c split
-    FILE::TENSOR at the last ``::``: "no such file")."""
+    """Two exports of one tensor named ``::w::q.weight`` that disagree on k0
+    (the same scheme, e2m1/e8m0 groups, so they are compared): the
+    suggested ``grit explain`` command, run as printed, explains them
+    (7b7b45c split FILE::TENSOR at the last ``::``: "no such file")."""
     import shlex
 
-    tree = tmp_path / "sample"
-    shutil.copytree(FIX / "sample", tree)
-    shutil.rmtree(tree / "llama-gguf")
-    for d, layer in (("llama-mxfp4", 0), ("half-converted", 2)):
-        f = tree / d / "model.safetensors"
-        rename_tensor(f, f, f"model.layers.{layer}.self_attn.q_proj.weight", "::w::q.weight")
+    import numpy as np
+
+    from grit_scan.codec import grade as G
+    from grit_scan.codec.encode import encode
+    from grit_scan.writers import GritTensor, write_grit_safetensors
+
+    v = np.random.default_rng(27).standard_normal((16, 128)).astype(np.float32)
+    g64 = G.parse_grade("grit1(e=e2m1,k0=64,s0=e8m0,esr=exp2floormaxabs)")
+    for d, g in (("a", G.GRADE_MXFP4), ("b", g64)):
+        (tmp_path / "sample" / d).mkdir(parents=True)
+        write_grit_safetensors(str(tmp_path / "sample" / d / "model.safetensors"),
+                               [GritTensor.from_encoded("::w::q.weight", encode(v, g, 1), g)])
     rep = json.loads(grit("scan", "--json", "sample", cwd=tmp_path).stdout)
     cmds = [f["detail"]["suggested_fix"] for f in rep["findings"]
             if str(f["detail"].get("suggested_fix", "")).startswith("grit explain")]
