@@ -19,9 +19,10 @@ from typing import TextIO
 
 from ..rules.finding import Finding, Severity
 from .escape import esc
-from .formats import RenderOptions, ignored_lines, next_step, summary_line
+from .options import RenderOptions
 from .report import Report
 from .sarif import repo_path
+from .summary import ignored_lines, next_step, summary_line
 
 COMMAND = {Severity.STRUCTURAL: "error", Severity.DISAGREEMENT: "error",
            Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -21,7 +21,10 @@ if TYPE_CHECKING:  # the codec loads for a described tensor only (start-up, issu
 from .escape import has_surrogate, valid_text
 from .json_text import Lazy, fragment
 from .json_text import _string as _checked_string
-from .report import Report
+from .summary import listed, next_step, not_audited, summary_line
+
+if TYPE_CHECKING:
+    from .report import Report
 
 REPORT_VERSION = 1
 
@@ -193,13 +196,6 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     }
 
 
-def listed(report: Report) -> list[Artifact]:
-    """The artifacts a report lists: configs and manifests (metadata, not
-    artifacts) only when they could not be read."""
-    return [a for a in report.artifacts
-            if a.format not in (Format.CONFIG, Format.MANIFEST) or not a.parsed]
-
-
 # --json lists at most this many findings of one kind on one file; the rest
 # of such a run is one ``findings_grouped`` entry (count and first names), so
 # the document stays in proportion to what is wrong, not to how often (an
@@ -236,8 +232,6 @@ def bound_findings(findings: list[Finding]) -> tuple[list[Finding], list[dict[st
 
 def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any]:
     """The document's ``summary`` (``Report.summary``)."""
-    from .formats import not_audited, summary_line
-
     ckpt = listed(report) if ckpt is None else ckpt
     counts = Counter(f.severity for f in report.findings)
     return {
@@ -255,8 +249,6 @@ def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any
 def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
     """The document; with ``lazy`` its tensor records are built as
     ``json_text.dump`` writes them (the CLI's path), not all at once."""
-    from .formats import next_step
-
     ckpt = listed(report)
     listed_findings, grouped = bound_findings(report.findings)
     return {

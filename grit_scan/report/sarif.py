@@ -149,7 +149,7 @@ def result(f: Finding, index: int, roots: list[str], regions: _Regions,
 
 
 def to_sarif(report: Report) -> dict[str, Any]:
-    from .formats import next_step, summary_line
+    from .summary import next_step, summary_line
 
     all_rules = rules()
     index = {r.code: i for i, r in enumerate(all_rules)}

@@ -19,18 +19,12 @@ from typing import Any, TextIO
 from ..artifact import Artifact
 from ..rules.finding import Finding, Severity
 from .escape import esc
-from .formats import (
-    OutputFormat,
-    RenderOptions,
-    ignored_lines,
-    next_step,
-    statistics,
-    summary_line,
-)
-from .json_format import artifact_summary, listed
+from .json_format import artifact_summary
+from .options import OutputFormat, RenderOptions
 from .report import Report
 from .styled import Console, Text
 from .styled import make_console as styled_console
+from .summary import ignored_lines, listed, next_step, statistics, summary_line
 
 STYLE = {Severity.STRUCTURAL: "bold red", Severity.DISAGREEMENT: "bold yellow",
          Severity.WARNING: "yellow", Severity.INFO: "dim"}
