@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The compiled helper (grit_scan/codec/_fnv.c) built with AddressSanitizer and
 # UndefinedBehaviorSanitizer, then its tests and a fuzz pass run against that
-# build (not the one the package build made).  Not part of .ci/run; run it by
-# hand or as its own CI job:
+# build (not the one the package build made).  .ci/run runs it after the
+# tests (about 15 s); by hand:
 #
 #     .ci/sanitize.sh [PYTHON] [FUZZ_CASES]
 #
