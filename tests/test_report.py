@@ -10,7 +10,6 @@ test.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -112,45 +111,80 @@ def _finding(kind: str, path: str, message: str, tensor: str | None = None,
             "severity": severity, "code": code, "detail": {}}
 
 
-def test_diff_new_fixed_changed(sweep: Path) -> None:
-    now = lines(sweep)
-    old = copy.deepcopy(now)
-    by = {x["target"]: x for x in old}
-    # in the baseline: sample's first finding absent (new now), one extra
-    # finding (fixed now), gptq's first message different (changed now);
-    # ct not swept at all (every finding of it new)
-    sample = by["fixtures/sample"]["report"]["findings"]
-    first = sample.pop(0)
-    sample.append(_finding("stale_kind", "fixtures/sample/x", "gone since"))
-    gptq = by["fixtures/producers/gptq"]["report"]["findings"]
-    was = dict(gptq[0], message="the old wording")
-    gptq[0] = was
-    old = [x for x in old if x["target"] != "fixtures/producers/ct"]
-    ct = next(x for x in now if x["target"] == "fixtures/producers/ct")
+def _rows(findings: list[dict]) -> list[tuple[str, str, str | None, str]]:
+    return [(f["kind"], f["path"], f["tensor"], f["message"]) for f in findings]
 
-    changes = {d.target: d for d in diff([target_of(x) for x in old],
-                                         [target_of(x) for x in now])}
-    assert set(changes) == {"fixtures/sample", "fixtures/producers/gptq",
-                            "fixtures/producers/ct"}
-    d = changes["fixtures/sample"]
-    assert [(f.kind, f.path, f.tensor, f.message) for f in d.new] == [
-        (first["kind"], first["path"], first["tensor"], first["message"])]
-    assert [(f.kind, f.message) for f in d.fixed] == [("stale_kind", "gone since")]
-    # the finding taken out was the sample's one structural finding (size_mismatch)
-    assert first["severity"] == "structural" and sum(
-        f["severity"] == "structural" for f in sample) == 0
-    assert d.changed == () and (d.old_outcome, d.new_outcome) == ("disagreement", "structural")
-    g = changes["fixtures/producers/gptq"]
-    assert g.new == g.fixed == () and len(g.changed) == 1
-    assert (g.changed[0].old.message, g.changed[0].new.message) == (
-        "the old wording", next(x for x in now if x["target"] == "fixtures/producers/gptq"
-                                )["report"]["findings"][0]["message"])
-    c = changes["fixtures/producers/ct"]
-    # its outcome is what grit scan's own graded exit code says of it
-    by_exit = {0: "clean", 1: "structural", 2: "disagreement", 3: "warning", 4: "unreadable"}
-    assert c.old_outcome is None and c.new_outcome == by_exit[ct["exit_code"]]
-    assert len(c.new) == len(ct["report"]["findings"]) and c.fixed == ()
+
+def test_diff_new_fixed_changed(sweep: Path, tmp_path: Path) -> None:
+    """Two real sweeps of one tree whose files changed in between: in the
+    sample, a folder removed (its findings fixed), an unparseable file added
+    (new), and the comparison the removed folder was part of re-worded
+    (changed); a target swept only in June (gone) and one only in July (new).
+    Expected values are read from the two sweeps' own JSON lines."""
+    tree = tmp_path / "m"
+    tree.mkdir()
+    shutil.copytree(ROOT / "fixtures/sample", tree / "sample")
+    shutil.copytree(ROOT / "fixtures/producers/gguf-split-missing", tree / "gone")
+    res = grit("sweep", "--out", str(tmp_path / "june.jsonl"), "m/sample", "m/gone",
+               cwd=tmp_path)
+    assert (tmp_path / "june.jsonl").exists(), res.stderr
+    shutil.rmtree(tree / "sample" / "llama-mxfp4")
+    shutil.rmtree(tree / "gone")
+    (tree / "sample" / "broken").mkdir()
+    # a safetensors header length that runs past the end of the file
+    (tree / "sample" / "broken" / "model.safetensors").write_bytes(
+        (16).to_bytes(8, "little") + b'{"a": 1}')
+    shutil.copytree(ROOT / "fixtures/broken/wrong-group-size", tree / "new")
+    res = grit("sweep", "--out", str(tmp_path / "july.jsonl"), "m/sample", "m/new",
+               cwd=tmp_path)
+    assert (tmp_path / "july.jsonl").exists(), res.stderr
+    june = {x["target"]: x for x in lines(tmp_path / "june.jsonl")}
+    july = {x["target"]: x for x in lines(tmp_path / "july.jsonl")}
+    assert set(june) == {"m/sample", "m/gone"} and set(july) == {"m/sample", "m/new"}
+
+    # what the file changes predict, from the JSON lines alone
+    removed = str(tree / "sample" / "llama-mxfp4") + os.sep
+    added = str(tree / "sample" / "broken") + os.sep
+    old_f = _rows(june["m/sample"]["report"]["findings"])
+    new_f = _rows(july["m/sample"]["report"]["findings"])
+    want_fixed = [f for f in old_f if f[1].startswith(removed)]
+    want_new = [f for f in new_f if f[1].startswith(added)]
+    old_rest = Counter(f for f in old_f if not f[1].startswith(removed))
+    new_rest = Counter(f for f in new_f if not f[1].startswith(added))
+    gone_rows, came_rows = list((old_rest - new_rest).elements()), list(
+        (new_rest - old_rest).elements())
+    # the findings of unchanged files keep their kind and place; what differs is wording
+    assert sorted(f[:3] for f in gone_rows) == sorted(f[:3] for f in came_rows)
+    want_changed = sorted(zip(sorted(gone_rows), sorted(came_rows)))
+    # the inputs really differ in all three ways
+    assert want_fixed and want_new and want_changed
+    assert "size_mismatch" in {f[0] for f in want_fixed}
+    assert {f[0] for f in want_new} == {"file_unparseable"}
+    assert {o[0] for o, _ in want_changed} == {"gid_disagreement"}
+
+    changes = {d.target: d for d in diff([target_of(x) for x in june.values()],
+                                         [target_of(x) for x in july.values()])}
+    assert set(changes) == {"m/sample", "m/new", "m/gone"}
+    d = changes["m/sample"]
+    assert [(f.kind, f.path, f.tensor, f.message) for f in d.fixed] == want_fixed
+    assert [(f.kind, f.path, f.tensor, f.message) for f in d.new] == want_new
+    assert sorted(((c.old.kind, c.old.path, c.old.tensor, c.old.message),
+                   (c.new.kind, c.new.path, c.new.tensor, c.new.message))
+                  for c in d.changed) == want_changed
+    assert (d.old_outcome, d.new_outcome) == (OUTCOME_OF_EXIT[june["m/sample"]["exit_code"]],
+                                              OUTCOME_OF_EXIT[july["m/sample"]["exit_code"]])
+    n = changes["m/new"]
+    assert (n.old_outcome, n.new_outcome) == (None, OUTCOME_OF_EXIT[july["m/new"]["exit_code"]])
+    assert _rows([{"kind": f.kind, "path": f.path, "tensor": f.tensor, "message": f.message}
+                  for f in n.new]) == _rows(july["m/new"]["report"]["findings"])
+    assert n.fixed == n.changed == () and n.new
+    g = changes["m/gone"]
+    assert (g.old_outcome, g.new_outcome) == (OUTCOME_OF_EXIT[june["m/gone"]["exit_code"]], None)
+    assert [(f.kind, f.path, f.tensor, f.message) for f in g.fixed] == _rows(
+        june["m/gone"]["report"]["findings"])
+    assert g.new == g.changed == () and g.fixed
     # a sweep compared with itself has no change
+    now = lines(sweep)
     assert diff([target_of(x) for x in now], [target_of(x) for x in now]) == ()
 
 
