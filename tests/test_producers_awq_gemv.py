@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scan_exit import scan_exit
 
 import grit_scan
 from grit_scan.cli import main
@@ -16,11 +17,7 @@ SUB = "awq-gemv-4bit-g128"
 
 
 def _exit(policy: str, deep: bool = False) -> int:
-    args = ["scan", str(P / SUB), "--exit-policy", policy] + (["--deep"] if deep else [])
-    try:
-        return main(args) or 0
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    return scan_exit(P / SUB, policy, deep)
 
 
 @pytest.mark.parametrize("deep", [False, True])

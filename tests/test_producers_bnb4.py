@@ -8,22 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scan_exit import scan_exit as _exit
 
 import grit_scan
-from grit_scan.cli import main
 from grit_scan.writers import Raw, write_safetensors
 
 P = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
 CASES = {"bnb-nf4": ("nf4", False), "bnb-fp4": ("fp4", False),
          "bnb-fp4-double-quant": ("fp4", True)}
-
-
-def _exit(sub: Path, policy: str, deep: bool = False) -> int:
-    args = ["scan", str(sub), "--exit-policy", policy] + (["--deep"] if deep else [])
-    try:
-        return main(args) or 0
-    except SystemExit as exc:
-        return int(exc.code or 0)
 
 
 @pytest.mark.parametrize("sub", list(CASES))

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scan_exit import scan_exit
 
 import grit_scan
-from grit_scan.cli import main
 
 P = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
 BAD = {"structural", "disagreement"}
@@ -26,11 +26,7 @@ def _kinds(r: grit_scan.Report) -> dict[str, list[object]]:
 
 
 def _exit(sub: str, policy: str, deep: bool = False) -> int:
-    args = ["scan", str(P / sub), "--exit-policy", policy] + (["--deep"] if deep else [])
-    try:
-        return main(args) or 0
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    return scan_exit(P / sub, policy, deep)
 
 
 # a legacy GPTQ file without checkpoint_format is a disagreement without --deep

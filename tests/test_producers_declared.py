@@ -10,20 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scan_exit import scan_exit
 
 import grit_scan
-from grit_scan.cli import main
 
 P = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
 BAD = {"structural", "disagreement"}
 
 
 def _exit(sub: str, policy: str, deep: bool = False) -> int:
-    args = ["scan", str(P / sub), "--exit-policy", policy] + (["--deep"] if deep else [])
-    try:
-        return main(args) or 0
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    return scan_exit(P / sub, policy, deep)
 
 
 @pytest.mark.parametrize("deep", [False, True])

@@ -10,21 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from scan_exit import scan_exit as _exit
 
 import grit_scan
-from grit_scan.cli import main
 
 P = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
 # (bits, group) per checkpoint, from the MANIFEST's commands
 CASES = {"mlx-q4-g64": (4, 64), "mlx-q3-g32": (3, 32), "mlx-q6-g128": (6, 128)}
-
-
-def _exit(sub: Path, policy: str, deep: bool = False) -> int:
-    args = ["scan", str(sub), "--exit-policy", policy] + (["--deep"] if deep else [])
-    try:
-        return main(args) or 0
-    except SystemExit as exc:
-        return int(exc.code or 0)
 
 
 @pytest.mark.parametrize("sub", list(CASES))

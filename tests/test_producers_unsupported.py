@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+from scan_exit import scan_exit as _exit
 
 import grit_scan
-from grit_scan.cli import main
 from grit_scan.writers import Raw, write_safetensors
 
 P = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
@@ -32,14 +32,6 @@ CASES = {
     "torchao-float8-weight-only": ("torchao", 14, None),
     "torchao-intx-int4-g128": ("torchao", 28, None),
 }
-
-
-def _exit(sub: Path, policy: str, deep: bool = False) -> int:
-    args = ["scan", str(sub), "--exit-policy", policy] + (["--deep"] if deep else [])
-    try:
-        return main(args) or 0
-    except SystemExit as exc:
-        return int(exc.code or 0)
 
 
 @pytest.mark.parametrize("sub", list(CASES))
