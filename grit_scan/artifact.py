@@ -84,6 +84,7 @@ class IssueCode(str, enum.Enum):
     SKIPPED = "skipped"  # not a regular file, symlink out of root, unreadable
     NOTE = "note"  # informational
     INTERNAL_ERROR = "internal_error"  # a reader raised: contained to this file
+    REFERENCE = "reference_loader"  # the format's reference loader's verdict (parsers/reference.py)
 
 
 @dataclass(frozen=True)
@@ -951,6 +952,11 @@ class PlaneReader(Protocol):
         """The four planes (data, scale0, scale1, aux) as stored, each as its
         byte length and a stream of bounded chunks (§6.5 digests them in this
         form; BLOCK_AOS payloads are de-interleaved)."""
+        ...
+
+    def reference(self) -> tuple[bool, str] | None:
+        """The format's reference loader's verdict on the file: (opens, its
+        message when it refuses), or None when it cannot be asked."""
         ...
 
     def digests(self, qs: Sequence[QTensor]) -> list[bytes | GritError | ValueError]:

@@ -262,7 +262,8 @@ def test_duplicate_tensor_keys_are_reported(tmp_path):
     p = tmp_path / "dup.safetensors"
     p.write_bytes(struct.pack("<Q", len(body)) + body + b"abcd")
     a = readers.read_safetensors(str(p), "dup.safetensors")
-    assert [i.code for i in a.issues] == [IssueCode.DUPLICATE]
+    assert [i.code for i in a.issues] == [IssueCode.DUPLICATE, IssueCode.REFERENCE]
+    assert a.issues[1].detail["opens"] is True  # the library keeps the last key
     assert a.issues[0].tensor == "a"
 
 

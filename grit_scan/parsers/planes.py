@@ -96,6 +96,13 @@ class SourcePlanes:
                 src = self.others[file] = self.opener(file)
         return src.read_at(offset, n)
 
+    def reference(self) -> tuple[bool, str] | None:
+        """The safetensors library's verdict on the local file (opens, its
+        message), or None when it cannot be asked (parsers/reference.py)."""
+        from .reference import safetensors_verdict
+
+        return safetensors_verdict(self.source)
+
     def digests(self, qs: Sequence[QTensor]) -> list[Digest]:
         """§6.5 digest of each tensor's stored planes, in the order of ``qs``.
 
@@ -246,6 +253,7 @@ class _Bounded:
 
     def __init__(self, source: SafeFile, limit: int) -> None:
         self.source, self.limit, self.read_total = source, limit, 0
+        self.fd = source.fd  # the reference loader reads the file grit opened
         self.name, self.size = source.name, source.size
         self._lock = threading.Lock()
 

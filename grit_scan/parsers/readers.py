@@ -157,11 +157,30 @@ def read_gguf(path: str, display: str) -> Artifact:
     return read_path(path, ReadContext(display, path), Format.GGUF)
 
 
+# what grit finds wrong in a safetensors header: where grit refuses a file,
+# the reference loader is asked whether it does too (parsers/reference.py)
+_HEADER_BROKEN = frozenset({IssueCode.UNPARSEABLE, IssueCode.BAD_OFFSETS, IssueCode.BAD_TENSOR,
+                            IssueCode.TRUNCATED, IssueCode.DUPLICATE})
+
+
+def _ask_reference(art: Artifact, source: ByteSource) -> None:
+    from .reference import safetensors_verdict  # only for a broken file
+
+    verdict = safetensors_verdict(source)
+    if verdict is not None:
+        art.issue(IssueCode.REFERENCE,
+                  "the safetensors library opens this file" if verdict.opens
+                  else f"the safetensors library refuses this file: {verdict.error}",
+                  opens=verdict.opens, error=verdict.error)
+
+
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS)
     declared, role = ctx.declared, ctx.role
     hdr = _read_header(art, source, safetensors_reader.read_header,
                        safetensors_reader.ParseError)
+    if any(i.code in _HEADER_BROKEN for i in art.issues):
+        _ask_reference(art, source)
     if hdr is None:
         return art
     art.metadata = {"header_len": hdr.header_len}
