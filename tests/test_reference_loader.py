@@ -146,3 +146,39 @@ def test_library_reads_the_file_grit_opened(tmp_path: Path) -> None:
         verdict = safetensors_verdict(f)
     assert verdict is not None and verdict.opens
     assert safetensors_verdict(object()) is None  # not a local file: not asked
+
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "broken" / "reference-loader"
+
+
+def _kinds(deep: bool, name: str) -> list[tuple[str, str]]:
+    import grit_scan
+
+    r = grit_scan.scan([str(FIX / name)], deep=deep, jobs=1)
+    return [(f.kind, f.message) for f in r.findings]
+
+
+def test_library_opens_a_file_grit_refuses() -> None:
+    """GRIT402 in every scan: the library keeps the last of two entries."""
+    for deep in (False, True):
+        found = _kinds(deep, "duplicate-key.safetensors")
+        assert [k for k, _ in found] == ["file_unparseable", "reference_opens"]
+        assert "listed more than once" in found[1][1]  # grit's reason, quoted
+
+
+def test_library_refuses_a_file_grit_reads() -> None:
+    """GRIT110 under --deep only: a lone surrogate escape, which the
+    library's JSON parser refuses (its message is quoted)."""
+    assert _kinds(False, "lone-surrogate.safetensors") == []
+    (kind, msg), = _kinds(True, "lone-surrogate.safetensors")
+    assert kind == "reference_refuses"
+    opens, why = _library_opens(FIX / "lone-surrogate.safetensors")
+    assert not opens and " ".join(why.split()) in msg
+
+
+def test_exit_codes() -> None:
+    from grit_scan.cli import main
+
+    assert main(["scan", "--deep", str(FIX / "lone-surrogate.safetensors")]) == 1
+    assert main(["scan", str(FIX / "duplicate-key.safetensors")]) == 1
+    assert main(["scan", "--deep", "--ignore", "GRIT1", str(FIX)]) == 0  # info only

@@ -39,6 +39,8 @@ class Kind(str, enum.Enum):
     PARTIAL_QUANTIZATION = "partial_quantization"
     QUANTIZATIONS = "quantizations"
     UNSUPPORTED_CONVENTION = "unsupported_convention"
+    REFERENCE_REFUSES = "reference_refuses"
+    REFERENCE_OPENS = "reference_opens"
 
     def __str__(self) -> str:
         return self.value
