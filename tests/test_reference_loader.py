@@ -59,7 +59,9 @@ def files(draw: st.DrawFn) -> tuple[bytes, int]:
         for s in shape:
             numel *= s
         n = numel * WIDTH[dt] // 8
-        entries[f"t{i}"] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + n]}
+        name = f"t{i}" + draw(st.sampled_from(["", "\u00e9", "\ud83d\ude00", "\ud800",
+                                                "\udfff"]))
+        entries[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + n]}
         off += n
     data_len = off
     names = [k for k in entries]
@@ -87,7 +89,7 @@ def files(draw: st.DrawFn) -> tuple[bytes, int]:
         entries["__metadata__"] = {"format": draw(st.sampled_from(["pt", 1, None]))}
     elif change == "order" and len(names) > 1:
         entries = dict(reversed(list(entries.items())))
-    header = json.dumps(entries).encode()
+    header = json.dumps(entries).encode()  # ensure_ascii: surrogates as \u escapes
     header += b" " * draw(st.integers(0, 8))  # writers pad headers to 8 bytes
     return header, data_len
 
@@ -166,9 +168,22 @@ def test_library_opens_a_file_grit_refuses() -> None:
         assert "listed more than once" in found[1][1]  # grit's reason, quoted
 
 
-def test_library_refuses_a_file_grit_reads() -> None:
-    """GRIT110 under --deep only: a lone surrogate escape, which the
-    library's JSON parser refuses (its message is quoted)."""
+def test_grit_refuses_a_lone_surrogate_as_the_library_does() -> None:
+    opens, _ = _library_opens(FIX / "lone-surrogate.safetensors")
+    assert not opens
+    for deep in (False, True):
+        (kind, msg), = _kinds(deep, "lone-surrogate.safetensors")
+        assert kind == "file_unparseable" and "lone surrogate" in msg
+
+
+def test_library_refuses_a_file_grit_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GRIT110 under --deep only. grit's parser is made to miss the lone
+    surrogate (as it did before it checked for one): the library, asked
+    about every local file under --deep, still catches it, and its own
+    message is quoted."""
+    from grit_scan.parsers import safetensors_reader
+
+    monkeypatch.setattr(safetensors_reader, "_lone_surrogate", lambda obj: None)
     assert _kinds(False, "lone-surrogate.safetensors") == []
     (kind, msg), = _kinds(True, "lone-surrogate.safetensors")
     assert kind == "reference_refuses"
@@ -179,6 +194,6 @@ def test_library_refuses_a_file_grit_reads() -> None:
 def test_exit_codes() -> None:
     from grit_scan.cli import main
 
-    assert main(["scan", "--deep", str(FIX / "lone-surrogate.safetensors")]) == 1
+    assert main(["scan", "--deep", str(FIX / "lone-surrogate.safetensors")]) == 4  # unreadable
     assert main(["scan", str(FIX / "duplicate-key.safetensors")]) == 1
     assert main(["scan", "--deep", "--ignore", "GRIT1", str(FIX)]) == 0  # info only

@@ -81,8 +81,7 @@ SCENARIOS = {
                                    "index_inconsistency": "structural"}, {}, 1, 1),
     "broken/unparseable": (False, {"file_unparseable": "structural"}, {}, 1, 1),
     "broken/reference-loader": (True, {"file_unparseable": "structural",
-                                       "reference_opens": "info",
-                                       "reference_refuses": "structural"}, {}, 1, 1),
+                                       "reference_opens": "info"}, {}, 1, 1),
     "broken/probe-warning": (True, {"probe_warning": "warning"}, {}, 3, 1),
     "broken/decode-divergence": (True, {"decode_divergence": "warning",
                                         "probe_warning": "warning",
@@ -124,6 +123,19 @@ def test_scenario(reports, name):
         assert f.path and f.message and "\n" not in f.message
 
 
+def _reference_refuses_report(monkeypatch):
+    """reference_refuses has no fixture grit's own parser passes (a test
+    holds the two to each other): grit's check for lone surrogates is
+    switched off, and --deep's question to the library finds the file."""
+    from grit_scan.parsers import safetensors_reader
+
+    monkeypatch.setattr(safetensors_reader, "_lone_surrogate", lambda obj: None)
+    r = grit_scan.scan([str(FIX / "broken" / "reference-loader")], deep=True, jobs=1)
+    monkeypatch.undo()
+    assert "reference_refuses" in {f.kind for f in r.findings}
+    return r
+
+
 def _internal_error_report(monkeypatch):
     """internal_error has no fixture (it is a bug by definition): a reader
     made to raise on one file of the sample produces it, and only there."""
@@ -146,6 +158,7 @@ def _internal_error_report(monkeypatch):
 def test_every_kind_is_produced_and_avoided(reports, monkeypatch):
     produced = {k for r in reports.values() for k in {f.kind for f in r.findings}}
     produced |= {f.kind for f in _internal_error_report(monkeypatch).findings}
+    produced |= {f.kind for f in _reference_refuses_report(monkeypatch).findings}
     assert produced == set(KINDS), set(KINDS) - produced
     for kind in KINDS:
         assert any(kind not in {f.kind for f in r.findings} for r in reports.values())

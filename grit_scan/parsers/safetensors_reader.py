@@ -104,6 +104,21 @@ def loads_header(text: str, max_objects: int = MAX_TENSORS + 2) -> tuple[Any, li
     return obj, dups
 
 
+def _lone_surrogate(obj: dict[str, Any]) -> str | None:
+    """The first key or string value of a parsed header (tensor entries and
+    __metadata__, two levels deep) that holds a lone UTF-16 surrogate:
+    json.loads accepts ``"\\ud800"``, the Rust reference does not."""
+    for k, v in obj.items():
+        for s in (k, *(v.keys() if isinstance(v, dict) else ()),
+                  *(x for x in (v.values() if isinstance(v, dict) else ())
+                    if isinstance(x, str))):
+            try:
+                s.encode("utf-8")
+            except UnicodeEncodeError:
+                return s.encode("utf-8", "backslashreplace").decode("ascii")
+    return None
+
+
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -147,6 +162,12 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
                                                            n_tensors))
     if not isinstance(obj, dict):
         raise ParseError(f"header is a JSON {type(obj).__name__}, not an object")
+    if "\\u" in text:  # only an escape can spell a lone surrogate
+        bad = _lone_surrogate(obj)
+        if bad is not None:
+            raise ParseError(
+                f"header JSON holds a lone surrogate escape in {bad!r}, which is not Unicode "
+                "text (the safetensors library refuses such a header too)")
     hdr = Header(header_len=n, data_start=8 + n)
     meta = obj.pop("__metadata__", None)
     if "__metadata__" in dups:
