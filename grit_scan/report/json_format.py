@@ -1,14 +1,19 @@
-"""The ``--json`` document (docs/json-report.md, docs/scan-report.schema.json)."""
+"""The ``--json`` document (docs/json-report.md, docs/scan-report.schema.json),
+and the JSON text of every JSON document grit prints, written by the
+standard ``json`` module."""
 
 from __future__ import annotations
 
 import functools
+import json
+import re
+import secrets
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring_ascii as _ascii
 from operator import attrgetter, ne, sub
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, TextIO, overload
 
 from .._version import __version__
 from ..artifact import Artifact, Format, IssueCode, QList, QTensor, Source
@@ -19,8 +24,6 @@ if TYPE_CHECKING:  # the codec loads for a described tensor only (start-up, issu
     from ..codec.descriptor import Descriptor
     from ..codec.grade import Grade
 from .escape import has_surrogate, valid_text
-from .json_text import Lazy, fragment
-from .json_text import _string as _checked_string
 from .summary import listed, next_step, not_audited, summary_line
 
 if TYPE_CHECKING:
@@ -31,6 +34,157 @@ REPORT_VERSION = 1
 _SUMMARY_OF = attrgetter("grade", "source", "convention")
 _NAME, _ROLE = attrgetter("name"), attrgetter("role")
 _TAIL_OF = attrgetter("grade", "desc", "shape", "source", "convention", "reason")
+
+# --- JSON text ----------------------------------------------------------------
+
+
+class Lazy(list[Any]):
+    """A list whose items are built as they are written: ``fn`` of each of
+    ``items``, so that a 400,000-tensor report never holds every tensor
+    record at once.  A ``list`` to the json encoder (which takes its length
+    and iterates it); it holds no items of its own."""
+
+    __slots__ = ("items", "fn")
+
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.items, self.fn = items, fn
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:
+        return len(self.items) > 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.fn, self.items)
+
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> Any:
+        if isinstance(i, slice):
+            return [self.fn(x) for x in self.items[i]]
+        return self.fn(self.items[i.__index__()])
+
+    def __repr__(self) -> str:
+        return f"Lazy({len(self)} items)"
+
+
+# A string of the document holding a lone surrogate (a tensor name from a
+# header's "\udfff", an undecodable byte of a file name) cannot be written as
+# UTF-8 by any reader; the text carries the escape text escape.valid_text
+# gives instead.  The encoder writes such a character as a \udXXX escape: each
+# one, after an even run of backslashes, is replaced by the escape text of
+# that character.  A well-formed pair (\ud83d\ude00) is a character beyond
+# the BMP and stays.
+_LONE = re.compile(r"\\(\\)|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\u(d[c-f][0-9a-f]{2})")
+
+
+def _lone(m: re.Match[str]) -> str:
+    if m.group(1) is not None or m.group(3) is not None:
+        return m.group(0)  # an escaped backslash, or a pair
+    code = m.group(2) or m.group(4)
+    return _ascii(valid_text(chr(int(code, 16))))[1:-1]
+
+
+def _valid(text: str) -> str:
+    return text if "\\ud" not in text else _LONE.sub(_lone, text)
+
+
+def dumps(doc: Any) -> str:
+    """``doc`` as two-space indented JSON in ASCII (no trailing newline):
+    ``json.dumps(doc, indent=2, default=str)``, lone surrogates as their
+    escape text."""
+    return _valid(json.dumps(doc, indent=2, ensure_ascii=True, default=str))
+
+
+def _fragment(doc: Any, nl: str) -> str:
+    """``dumps(doc)`` as it is written inside a document on a line indented
+    as ``nl`` (a newline and spaces): JSON strings hold no raw newline, so
+    every newline of the text is a line break."""
+    return dumps(doc).replace("\n", nl)
+
+
+class TensorRecords:
+    """An artifact's tensor records in a document ``dump`` writes: their
+    text is made a batch at a time (``_TensorText``) and written in place of
+    the array, never as 400,000 dicts at once.  Iterated, the records
+    (``_tensor_json``)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[QTensor]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(_tensor_json, self.items)
+
+
+# tensor records whose text is made, joined and written as one piece
+_BATCH = 1024
+
+
+def dump(doc: Any, stream: TextIO, chunk: int = 8192) -> None:
+    """``doc`` written to ``stream`` as ``dumps`` gives it (``TensorRecords``
+    as the lists of their records), ``chunk`` pieces of the encoder at a
+    time, so the text of a large report never exists whole.
+
+    The json encoder writes the document; a ``TensorRecords`` reaches its
+    ``default``, which hands it a string of its own (a random key), and the
+    records' text is written where the encoder writes that string."""
+    nonce = secrets.token_hex(16)
+    spliced: dict[str, TensorRecords] = {}
+
+    def default(o: Any) -> Any:
+        if isinstance(o, TensorRecords):
+            key = _ascii(f"grit:{nonce}:{len(spliced)}")
+            spliced[key] = o
+            return key[1:-1]
+        return str(o)
+
+    pieces = json.JSONEncoder(indent=2, ensure_ascii=True, default=default).iterencode(doc)
+    out: list[str] = []
+    line = "\n"  # the newline and indentation of the line being written
+    for piece in pieces:
+        records = spliced.pop(piece, None) if piece[:1] == '"' else None
+        if records is None:
+            out.append(piece)
+            if "\n" in piece:
+                line = piece[piece.rindex("\n"):]
+            if len(out) >= chunk:
+                stream.write(_valid("".join(out)))
+                out.clear()
+            continue
+        stream.write(_valid("".join(out)))
+        out.clear()
+        _records(records, line, stream)
+    stream.write(_valid("".join(out)))
+
+
+def _records(records: TensorRecords, nl: str, stream: TextIO) -> None:
+    """The JSON array of ``records`` on a line indented as ``nl``."""
+    items = records.items
+    if not len(items):
+        stream.write("[]")
+        return
+    inner = nl + "  "
+    sep = "," + inner
+    text = _TensorText()
+    lead = "[" + inner
+    for i in range(0, len(items), _BATCH):
+        stream.write("".join(chain((lead,), text(items[i : i + _BATCH], inner, sep))))
+        lead = sep
+    stream.write(nl + "]")
+
+
+# --- the document -------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=4096)
@@ -94,6 +248,7 @@ class _TensorText:
         return tail
 
     def __call__(self, qs: Sequence[QTensor], nl: str, sep: str) -> Iterable[str]:
+        """Each record on a line indented as ``nl``, joined by ``sep``."""
         inner = nl + "  "
         if isinstance(qs, QList) and qs.columnar:
             # from the columns (artifact.QList): a tail per group of tensors,
@@ -122,7 +277,7 @@ def _strings(items: Sequence[str]) -> Iterable[str]:
     """JSON strings of a batch, at C speed unless one of them holds a lone
     surrogate (one regex pass over the batch decides)."""
     if has_surrogate("".join(items)):
-        return map(_checked_string, map(valid_text, items))
+        return map(_ascii, map(valid_text, items))
     return map(_ascii, items)
 
 
@@ -141,7 +296,7 @@ def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
 def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int, ...],
                  source: Source, convention: str | None, reason: str | None, nl: str) -> str:
     g, name, grade_id, gid_hex, g32, d = _identity_json(grade, desc, shape)
-    return fragment({"shape": list(shape), "grade": g, "grade_name": name,
+    return _fragment({"shape": list(shape), "grade": g, "grade_name": name,
                      "grade_id": grade_id, "gid": gid_hex, "gid_base32": g32, "desc": d,
                      "source": source.value, "convention": convention, "reason": reason}, nl)
 
@@ -191,7 +346,7 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
         "declared_mix": declared_mix(a),
         "metadata": md,
         "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
-        "tensors": (Lazy(a.quantized, _tensor_json, _TensorText()) if lazy
+        "tensors": (TensorRecords(a.quantized) if lazy
                     else [_tensor_json(q) for q in a.quantized]),
     }
 
@@ -248,7 +403,7 @@ def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any
 
 def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
     """The document; with ``lazy`` its tensor records are built as
-    ``json_text.dump`` writes them (the CLI's path), not all at once."""
+    ``dump`` writes them (the CLI's path), not all at once."""
     ckpt = listed(report)
     listed_findings, grouped = bound_findings(report.findings)
     return {
