@@ -102,18 +102,11 @@ def dumps(doc: Any) -> str:
     return _valid(json.dumps(doc, indent=2, ensure_ascii=True, default=str))
 
 
-def _fragment(doc: Any, nl: str) -> str:
-    """``dumps(doc)`` as it is written inside a document on a line indented
-    as ``nl`` (a newline and spaces): JSON strings hold no raw newline, so
-    every newline of the text is a line break."""
-    return dumps(doc).replace("\n", nl)
-
-
 class TensorRecords:
-    """An artifact's tensor records in a document ``dump`` writes: their
-    text is made a batch at a time (``_TensorText``) and written in place of
-    the array, never as 400,000 dicts at once.  Iterated, the records
-    (``_tensor_json``)."""
+    """An artifact's tensor records, the value of a key in a document
+    ``dump`` writes: their text is made a batch at a time (``_TensorText``)
+    and written in place of the array, never as 400,000 dicts at once.
+    Iterated, the records (``_tensor_json``)."""
 
     __slots__ = ("items",)
 
@@ -156,8 +149,9 @@ def dump(doc: Any, stream: TextIO, chunk: int = 8192) -> None:
         records = spliced.pop(piece, None) if piece[:1] == '"' else None
         if records is None:
             out.append(piece)
-            if "\n" in piece:
-                line = piece[piece.rindex("\n"):]
+            if "\n" in piece:  # the newline and the indentation after it
+                rest = piece[piece.rindex("\n") + 1:]
+                line = "\n" + rest[: len(rest) - len(rest.lstrip(" "))]
             if len(out) >= chunk:
                 stream.write(_valid("".join(out)))
                 out.clear()
@@ -234,18 +228,35 @@ class _TensorText:
         self.memo: dict[tuple[Any, ...], str] = {}
         self.held: list[tuple[object, ...]] = []
 
-    def tail(self, k: tuple[Any, ...], nl: str) -> str:
-        """The record's text after its role (from the comma), for one
-        ``_TAIL_OF`` key."""
-        grade, desc, shape, source, convention, reason = k
-        key = (id(grade), id(desc), shape, id(source), convention, reason, nl)
-        tail = self.memo.get(key)
-        if tail is None:
-            # with the comma that ends the role before it
-            tail = self.memo[key] = "," + _tensor_tail(grade, desc, tuple(shape), source,
-                                                       convention, reason, nl)[1:]
-            self.held.append((grade, desc, source))
-        return tail
+    def tails(self, keys: Sequence[tuple[Any, ...]], nl: str) -> list[str]:
+        """The records' text after their role (from the comma), one per
+        ``_TAIL_OF`` key.  The texts not yet known are made by one
+        ``json.dumps`` of their list, cut at its items: each call of the
+        standard encoder with ``indent`` leaves a few KB of cyclic garbage
+        (its nested closures), which stays while rendering pauses the
+        collector, so one call per distinct tensor would cost a GGUF of
+        40,000 shapes some 100 MB."""
+        ids = [(id(g), id(d), sh, id(src), conv, why, nl)
+               for g, d, sh, src, conv, why in keys]
+        memo = self.memo
+        new = {i: k for i, k in zip(ids, keys) if i not in memo}
+        if new:
+            docs = []
+            for grade, desc, shape, source, convention, reason in new.values():
+                g, name, grade_id, gid_hex, g32, d = _identity_json(grade, desc, tuple(shape))
+                docs.append({"shape": list(shape), "grade": g, "grade_name": name,
+                             "grade_id": grade_id, "gid": gid_hex, "gid_base32": g32,
+                             "desc": d, "source": source.value, "convention": convention,
+                             "reason": reason})
+                self.held.append((grade, desc, source))
+            # "[\n  {...},\n  {...}\n]": an item's lines are indented by two
+            # spaces or more, and only a new item starts a line with "  {"
+            items = dumps(docs)[4:-2].split(",\n  {")
+            for i, text in zip(new, items):
+                # "{" + lines indented for a record on a line indented as nl,
+                # with the comma that ends the role before it
+                memo[i] = "," + text.lstrip("{").replace("\n  ", nl)
+        return [memo[i] for i in ids]
 
     def __call__(self, qs: Sequence[QTensor], nl: str, sep: str) -> Iterable[str]:
         """Each record on a line indented as ``nl``, joined by ``sep``."""
@@ -255,14 +266,16 @@ class _TensorText:
             # names and roles without making the tensors
             names, roles = qs.names(), qs.roles()
             per: list[str] = [""] * len(qs)
-            for rep, idx, _maker in qs.units():
+            units = qs.units()
+            for (_rep, idx, _maker), tail in zip(units, self.tails(
+                    [_TAIL_OF(u[0]) for u in units], nl)):
                 # per[i] = the tail, at C speed (each __setitem__ gives None)
-                any(map(per.__setitem__, idx, repeat(self.tail(_TAIL_OF(rep), nl))))
+                any(map(per.__setitem__, idx, repeat(tail)))
             tails: Iterable[str] = per
         else:
             keys = list(map(_TAIL_OF, qs))
             starts, runs = _runs(keys)
-            tails = chain.from_iterable(map(repeat, [self.tail(keys[i], nl) for i in starts],
+            tails = chain.from_iterable(map(repeat, self.tails([keys[i] for i in starts], nl),
                                             runs))
             names, roles = list(map(_NAME, qs)), list(map(_ROLE, qs))
         # each record: "{" + inner + '"name": ' + name + "," + inner + '"role": ' + role
@@ -290,15 +303,6 @@ def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
         return [], iter(())
     starts = [0, *compress(range(1, len(keys)), map(ne, islice(keys, 1, None), keys))]
     return starts, map(sub, [*starts[1:], len(keys)], starts)
-
-
-@functools.lru_cache(maxsize=4096)
-def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int, ...],
-                 source: Source, convention: str | None, reason: str | None, nl: str) -> str:
-    g, name, grade_id, gid_hex, g32, d = _identity_json(grade, desc, shape)
-    return _fragment({"shape": list(shape), "grade": g, "grade_name": name,
-                     "grade_id": grade_id, "gid": gid_hex, "gid_base32": g32, "desc": d,
-                     "source": source.value, "convention": convention, "reason": reason}, nl)
 
 
 def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
