@@ -20,7 +20,7 @@ from .codec.fnv import compiled_backend
 from .collector import paused
 from .config import Settings, settings_from_table
 from .parsers import gritconfig, readers, staged, tree
-from .parsers.fileio import bytes_read
+from .parsers.fileio import ReadMeter
 from .parsers.interface import ReadContext
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
@@ -30,7 +30,7 @@ from .rules.finding import Finding, Severity
 from .rules.registry import Rule, Runner, enabled_kinds, lookup, parse_selection, rules
 
 __all__ = ["SLOW_PATH", "FailOn", "ManifestRefused", "MissingExtra", "NoSuchPath",
-           "ReadError", "RemoteOptions", "Rule", "Settings", "bytes_read", "changed_roots",
+           "ReadError", "RemoteOptions", "ReadMeter", "Rule", "Settings", "changed_roots",
            "inventory", "is_url", "LoadedTensor", "load_settings", "load_tensor", "open_tensor",
            "lookup", "model_roots", "nothing_found", "quantized_names", "resolve_target",
            "rules", "scan",
@@ -56,6 +56,7 @@ def scan(
     fail_on: str | Iterable[str] | FailOn | None = None,
     settings: Settings | None = None,
     remote: RemoteOptions | None = None,
+    meter: ReadMeter | None = None,
 ) -> Report:
     """Scan files, directories or manifests and return the report.
 
@@ -65,9 +66,10 @@ def scan(
     ``load_settings``) says.  ``progress``/``read_progress`` are called with
     (done, total).  ``paths`` may hold URLs (``hf://ORG/REPO[@REV][/PATH]``,
     ``https://``, ``s3://``): ``remote`` sets their timeouts, retries and
-    byte budget.  Raises NoSuchPath for a local path that does not exist, and
-    MissingExtra (a GritError) when a URL needs an extra that is not
-    installed."""
+    byte budget.  ``meter`` (a ``ReadMeter``, made for this scan) counts
+    the bytes read from local files.  Raises NoSuchPath for a local path
+    that does not exist, and MissingExtra (a GritError) when a URL needs an
+    extra that is not installed."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     roots = staged.dedupe([os.fspath(p) for p in paths] or ["."])
@@ -90,12 +92,18 @@ def scan(
     # entries, tensor records): the cyclic collector would rescan them over
     # and over, tripling the cost of reading headers.  It is paused for the
     # scan and restored afterwards.
-    if deep:  # parsers.planes loads numpy and the layout codec: --deep only
-        from .parsers.planes import open_planes
     with paused():
-        data = tree.collect(roots, deep=deep, progress=read_progress, remote_options=remote)
-        findings = runner.run(data, partial(open_planes, sources=data.sources) if deep
-                              else None, progress, n_jobs)
+        data = tree.collect(roots, deep=deep, progress=read_progress, remote_options=remote,
+                            meter=meter)
+        if deep:  # parsers.planes loads numpy and the layout codec: --deep only
+            from .parsers.planes import DigestPool, open_planes
+
+            # the scan's digest threads, joined before it returns
+            with DigestPool() as pool:
+                findings = runner.run(data, partial(open_planes, sources=data.sources,
+                                                    meter=meter, pool=pool), progress, n_jobs)
+        else:
+            findings = runner.run(data, None, progress, n_jobs)
     messages = []
     if not compiled_backend():
         messages.append(SLOW_PATH)

@@ -52,11 +52,6 @@ def threads(monkeypatch):
     # the threaded path even on a one-core runner, with a window (2 x threads)
     # smaller than the tensor count so the bounded queue is exercised
     monkeypatch.setattr(planes_mod, "DIGEST_THREADS", 3)
-    monkeypatch.setattr(planes_mod, "_pool", None)
-    yield
-    pool = planes_mod._pool
-    if pool is not None:
-        pool.shutdown()
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])

@@ -20,8 +20,10 @@ from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader, GGUFWriter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grit_scan.artifact import Format
 from grit_scan.parsers import fileio, gguf_reader, readers
 from grit_scan.parsers.ggml_types import block_table
+from grit_scan.parsers.interface import ReadContext
 
 U64 = (1 << 64) - 1
 I64_MAX = (1 << 63) - 1
@@ -150,9 +152,9 @@ def reading(way: str) -> Iterator[None]:
 
 
 def outcome(path: str) -> tuple[object, ...]:
-    before = fileio.bytes_read()
-    a = readers.read_gguf(path, "x.gguf")
-    used = fileio.bytes_read() - before
+    meter = fileio.ReadMeter()
+    a = readers.read_path(path, ReadContext("x.gguf", path, meter=meter), Format.GGUF)
+    used = meter.total
     return (a.parsed, [(i.code, i.message, i.tensor, i.detail) for i in a.issues],
             list(a.tensors), a.unquantized, a.metadata,
             [(q.name, q.role, q.shape, q.source, q.desc, q.grade, q.convention, q.reason,

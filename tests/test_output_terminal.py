@@ -146,7 +146,7 @@ def test_tensor_completion_offers_nothing_for_unreadable_files(tmp_path):
         assert p.returncode == 0 and p.stdout.strip() == "" and "Traceback" not in p.stderr, spec
 
 
-def test_tensor_completion_reads_the_header_only(tmp_path):
+def test_tensor_completion_reads_the_header_only(tmp_path, monkeypatch):
     """A copy of the sample cut after its header still completes, and
     completing reads no more than the header (fileio counts bytes read)."""
     from grit_scan.commands.common import complete_tensor
@@ -155,10 +155,18 @@ def test_tensor_completion_reads_the_header_only(tmp_path):
     n, _ = _header(ROOT / SAMPLE)
     cut = tmp_path / "cut.safetensors"
     cut.write_bytes((ROOT / SAMPLE).read_bytes()[:8 + n])
-    before = fileio.bytes_read()
+    used = [0]
+    read_at = fileio.SafeFile.read_at
+
+    def counted(self, offset, size):  # every byte any SafeFile returns
+        got = read_at(self, offset, size)
+        used[0] += len(got)
+        return got
+
+    monkeypatch.setattr(fileio.SafeFile, "read_at", counted)
     got = complete_tensor(f"{cut}::model.")
     assert sorted(got) == sorted(f"{cut}::{x}" for x in _logical_names())
-    assert fileio.bytes_read() - before <= 8 + n + 16
+    assert 8 + n <= used[0] <= 8 + n + 16
 
 
 # --- the progress line ------------------------------------------------------
@@ -221,22 +229,23 @@ def test_progress_rate_counts_the_bytes_read(monkeypatch):
     can take long enough for a real run to round its rate to 0.0)."""
     import io
 
+    from grit_scan import scan
     from grit_scan.commands import scan_cmds
     from grit_scan.parsers import fileio
-
-    before = fileio.bytes_read()
-    from grit_scan import scan
-    scan([str(ROOT / "fixtures" / "sample")])
-    assert fileio.bytes_read() > before  # a scan counts the header bytes it reads
+    meter = fileio.ReadMeter()
+    scan([str(ROOT / "fixtures" / "sample")], meter=meter)
+    # a scan counts the header bytes it reads: at least each file's 8-byte
+    # length and its header
+    sizes = [_header(p)[0] + 8 for p in (ROOT / "fixtures" / "sample").rglob("*.safetensors")]
+    assert sizes and meter.total >= sum(sizes)
 
     clock = [102.0, 100.0]  # popped from the end: set-up, then the update
-    counted = [8_000_000, 5_000_000]
     monkeypatch.setattr(scan_cmds.time, "monotonic", lambda: clock.pop() if clock else 102.0)
-    monkeypatch.setattr(scan_cmds, "bytes_read", lambda: counted.pop() if counted else 8_000_000)
     monkeypatch.setenv("GRIT_PROGRESS_AFTER", "0")
     monkeypatch.setenv("COLUMNS", "200")
     out = io.StringIO()
     line = scan_cmds._Progress(out, color=False)
+    line.meter.add(3_000_000)  # what the scan read since the line was set up
     line.update("reading", 3, 4)
     # 3 files and 3,000,000 bytes in 2 s
     assert out.getvalue() == "\rreading 3/4 files  2 files/s  1.5 MB/s  0:02"

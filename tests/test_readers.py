@@ -299,9 +299,9 @@ def test_scans_read_headers_only_on_multi_gb_sparse_files(tmp_path):
     g = tmp_path / "big.gguf"
     head = g.stat().st_size
     os.truncate(g, head + nb)
-    before = fileio.bytes_read()
-    s = collect([str(tmp_path)])
-    used = fileio.bytes_read() - before
+    meter = fileio.ReadMeter()
+    s = collect([str(tmp_path)], meter=meter)
+    used = meter.total
     assert {a.format for a in s.artifacts} == {"safetensors", "gguf"}
     assert all(a.parsed and not a.issues for a in s.artifacts)
     # header bytes, the 16-byte content sniff of each file, and the GGUF

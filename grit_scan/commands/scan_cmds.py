@@ -19,8 +19,8 @@ from ..api import (
     ManifestRefused,
     NoSuchPath,
     ReadError,
+    ReadMeter,
     RemoteOptions,
-    bytes_read,
     changed_roots,
     load_settings,
     nothing_found,
@@ -51,7 +51,9 @@ class _Progress:
     PROGRESS_AFTER seconds (``GRIT_PROGRESS_AFTER`` overrides it): what is
     being done, files done and total, files/s, MB/s read and the elapsed
     time.  It is redrawn in place with a carriage return (no cursor escape
-    codes), at most ten times a second, and erased when the scan ends."""
+    codes), at most ten times a second, and erased when the scan ends.
+    ``meter`` counts the scan's bytes (handed to ``scan``).  Not rich's
+    progress: docs/architecture.md says why."""
 
     PROGRESS_AFTER = 1.0
     REDRAW = 0.1
@@ -59,7 +61,7 @@ class _Progress:
     def __init__(self, stream: TextIO, color: bool) -> None:
         self.stream, self.color = stream, color
         self.start = time.monotonic()
-        self.bytes0 = bytes_read()
+        self.meter = ReadMeter()
         try:
             self.after = float(os.environ.get(PROGRESS_AFTER_ENV, self.PROGRESS_AFTER))
         except ValueError:
@@ -76,7 +78,7 @@ class _Progress:
             return
         self.shown, self.drawn = True, now
         secs = max(elapsed, 1e-6)
-        mb = (bytes_read() - self.bytes0) / 1e6
+        mb = self.meter.total / 1e6
         rate = f"{done / secs:.0f} files/s  {mb / secs:.1f} MB/s"
         clock = f"{int(elapsed) // 60}:{int(elapsed) % 60:02d}"
         plain = f"{label} {done}/{total} files  {rate}  {clock}"
@@ -234,7 +236,8 @@ def _scan_and_emit(targets: list[str], fmt: OutputFormat, exit_policy: ExitPolic
     try:
         report = scan(targets, deep=deep, select=select, ignore=ignore, jobs=jobs,
                       debug=debug_enabled(), progress=progress, read_progress=read_progress,
-                      fail_on=fail_on, settings=settings, remote=remote)
+                      fail_on=fail_on, settings=settings, remote=remote,
+                      meter=bar.meter if bar is not None else None)
     except NoSuchPath as exc:
         error_line(str(exc))
         return NOTHING_PARSED[exit_policy]

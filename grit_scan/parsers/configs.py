@@ -18,7 +18,7 @@ from ..artifact import Artifact, Format, IssueCode
 from ..names import Declared, pattern_refused
 from . import budgets
 from .budgets import Budget
-from .fileio import ReadError, SafeFile
+from .fileio import ReadError, ReadMeter, SafeFile
 from .interface import ByteSource
 from .roles import role_function
 
@@ -26,11 +26,12 @@ CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
 
 
 def read_json(path: str, art: Artifact,
-              limit: Budget = budgets.JSON_FILE_BYTES) -> Any | None:
+              limit: Budget = budgets.JSON_FILE_BYTES,
+              meter: ReadMeter | None = None) -> Any | None:
     """A bounded, strict JSON read of a local file; problems become issues
-    on ``art`` (see ``read_json_source``)."""
+    on ``art`` (see ``read_json_source``); ``meter`` counts its bytes."""
     try:
-        with SafeFile(path) as f:
+        with SafeFile(path, meter) as f:
             return read_json_source(f, art, limit)
     except ReadError as exc:
         art.issue(IssueCode.SKIPPED, str(exc))

@@ -9,8 +9,9 @@ Every byte a reader looks at goes through ``SafeFile.read_at``, which
   named *.safetensors must never block the scan),
 * reads with pread at explicit offsets, never past the size seen at open and
   never more than asked (no mmap: a truncated file must not raise SIGBUS),
-* counts the bytes it returns (``bytes_read``), which is how the tests prove
-  that scans are header-only,
+* counts the bytes it returns into the scan's ``ReadMeter`` when it is
+  given one (the progress line's MB/s, and how the tests prove that scans
+  are header-only): a meter belongs to one scan, never to the process,
 * re-checks the file's identity and size on ``changed()`` (fstat of the open
   descriptor, and lstat of the path: the name must still be that file).
 The file is opened read-only; nothing here can write.
@@ -25,16 +26,28 @@ import threading
 
 from ..artifact import ReadError
 
-_counter_lock = threading.Lock()
-_BYTES_READ = [0]
+__all__ = ["NOFOLLOW", "NotRegular", "ReadError", "ReadMeter", "SafeFile", "SymlinkRefused"]
 
 
-def bytes_read() -> int:
-    """Total bytes returned by SafeFile.read_at in this process."""
-    return _BYTES_READ[0]
+class ReadMeter:
+    """The bytes the files of one scan returned (``SafeFile.read_at``), from
+    every thread that reads them (``--deep``'s digest threads too).  Made
+    by whoever runs the scan and handed down with it; nothing keeps one
+    between scans."""
 
+    __slots__ = ("_lock", "_total")
 
-__all__ = ["NOFOLLOW", "NotRegular", "ReadError", "SafeFile", "SymlinkRefused", "bytes_read"]
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._total = 0
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self._total += n
+
+    @property
+    def total(self) -> int:
+        return self._total
 
 # 0 where the platform has no O_NOFOLLOW (Windows): there the open follows a
 # link, and the identity re-checks below are what remains.
@@ -57,11 +70,13 @@ class SafeFile:
 
     ``path`` must already be resolved (``os.path.realpath``, as the walk and
     the operand handling in tree.collect do): its last component is opened
-    with O_NOFOLLOW, so a symlink found there is refused."""
+    with O_NOFOLLOW, so a symlink found there is refused.  ``meter``, when
+    given, counts the bytes ``read_at`` returns."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, meter: ReadMeter | None = None) -> None:
         self.path = path
         self.name = path
+        self.meter = meter
         flags = (os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
                  | getattr(os, "O_BINARY", 0))
         try:
@@ -116,8 +131,8 @@ class SafeFile:
             chunks.append(b)
             got += len(b)
         data = b"".join(chunks)
-        with _counter_lock:
-            _BYTES_READ[0] += len(data)
+        if self.meter is not None:
+            self.meter.add(len(data))
         return data
 
     def changed(self) -> str | None:

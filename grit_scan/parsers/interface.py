@@ -19,6 +19,7 @@ from typing import NamedTuple, Protocol
 
 from ..artifact import Artifact, Format
 from ..names import Declared
+from .fileio import ReadMeter
 
 SNIFF_BYTES = 16  # what sniff() is given of a file's head
 
@@ -57,6 +58,8 @@ class ReadContext(NamedTuple):
     # False: read the header and any GRIT header only; conventions are then
     # inferred per model across its shards (parsers/models.py)
     infer: bool = True
+    # the scan's byte counter (fileio.ReadMeter), if it keeps one
+    meter: ReadMeter | None = None
 
 
 class Reader(Protocol):

@@ -37,6 +37,7 @@ from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError, GritValueError
 from ..codec.fingerprint import gid
 from .configs import read_json
+from .fileio import ReadMeter
 from .index import escapes
 
 MANIFEST_VERSION = 1
@@ -45,9 +46,10 @@ SPEC_VERSION = 1  # the GRIT descriptor version the gids and digests follow
 _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 
 
-def read_manifest(path: str, display: str, group: str) -> tuple[Artifact, list[str]]:
+def read_manifest(path: str, display: str, group: str,
+                  meter: ReadMeter | None = None) -> tuple[Artifact, list[str]]:
     art = Artifact(path=display, abs_path=path, format=Format.MANIFEST, group=group)
-    obj = read_json(path, art)
+    obj = read_json(path, art, meter=meter)
     listed: list[str] = []
     if obj is None:
         return art, listed

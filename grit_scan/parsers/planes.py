@@ -8,9 +8,9 @@ block by block.
 
 §6.5 digests are one FNV-1a stream per tensor, so a single digest is
 sequential; ``digests`` runs the digests of different tensors two at a time
-per thread (interleaved in one C loop) on a small shared pool of threads
-(the compiled FNV loop and pread both release the GIL), so that ``--deep``
-on one large file uses every core, and each core fully (issue 15).
+per thread (interleaved in one C loop) on the scan's pool of threads
+(``DigestPool``; the compiled FNV loop and pread both release the GIL), so
+that ``--deep`` on one large file uses every core, and each core fully.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
+from functools import partial
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ..codec.fingerprint import DigestJob, DigestResult, digest_lanes
 from ..codec.layout import geometry, stored_sizes
 from ..codec.planes import BLOCK_AOS_ORDER
 from . import budgets
-from .fileio import SafeFile
+from .fileio import ReadMeter, SafeFile
 from .interface import ByteSource
 
 CHUNK = 1 << 20
@@ -41,30 +42,45 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-# Digest threads, shared by every file of a scan (``--jobs`` files in
-# parallel submit here too), so that at most this many digests run at once
-# and each holds one chunk: memory stays a few MiB whatever the file count.
+# Digest threads of one scan, shared by all its files (``--jobs`` files in
+# parallel submit to the same pool), so that at most this many digests run
+# at once and each holds one chunk: memory stays a few MiB whatever the
+# file count.
 DIGEST_THREADS = _cores()
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
-def _digest_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(DIGEST_THREADS, thread_name_prefix="grit-digest")
-        return _pool
+class DigestPool:
+    """The digest threads of one scan: started when a digest first needs
+    them, joined by ``close`` (``with DigestPool() as pool:``), so no thread
+    and no executor outlives the scan that made them (a forked sweep worker
+    makes its own)."""
 
+    __slots__ = ("threads", "_executor", "_lock")
 
-def _forget_pool() -> None:
-    # a forked child (process sweeps) inherits the executor but not its threads
-    global _pool
-    _pool = None
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or DIGEST_THREADS
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
 
+    def executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(self.threads,
+                                                    thread_name_prefix="grit-digest")
+            return self._executor
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+    def close(self) -> None:
+        with self._lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=True)
+
+    def __enter__(self) -> DigestPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 # A tensor's digest, or the error that stopped it (raised again by the caller
 # where it would have read the bytes, so per-tensor handling is unchanged).
@@ -76,14 +92,17 @@ class SourcePlanes:
     of the same model (``PlaneRef.file``) when a plane lives there.
 
     ``threads``: the sources may be read from several threads at once (local
-    files: pread at explicit offsets); remote sources are read in turn."""
+    files: pread at explicit offsets); remote sources are read in turn.
+    ``pool``: the scan's digest threads; without one, ``digests`` starts its
+    own for the call and joins them before it returns."""
 
     def __init__(self, source: ByteSource,
                  opener: Callable[[str], ByteSource] | None = None,
-                 threads: bool = False) -> None:
+                 threads: bool = False, pool: DigestPool | None = None) -> None:
         self.source = source
         self.opener = opener
         self.threads = threads
+        self.pool = pool
         self.others: dict[str, ByteSource] = {}
         self._lock = threading.Lock()
 
@@ -107,8 +126,8 @@ class SourcePlanes:
         """§6.5 digest of each tensor's stored planes, in the order of ``qs``.
 
         Each worker digests two tensors at a time, interleaved
-        (fingerprint.digest_lanes); with ``threads``, up to DIGEST_THREADS
-        workers run on the shared pool.  A tensor whose bytes cannot be
+        (fingerprint.digest_lanes); with ``threads``, up to the pool's
+        number of workers run on the scan's pool.  A tensor whose bytes cannot be
         streamed (a short read, a bad layout, a ReadError) gets its error in
         its slot, as the sequential path would meet it.  Every digest has
         finished when this returns, so the caller may close the sources."""
@@ -127,15 +146,20 @@ class SourcePlanes:
         def done(i: int, res: Digest) -> None:
             out[i] = res
 
-        workers = min(DIGEST_THREADS, (len(qs) + 1) // 2) if self.threads else 1
+        pool = self.pool or DigestPool()
+        workers = min(pool.threads, (len(qs) + 1) // 2) if self.threads else 1
         if workers <= 1:
             digest_lanes(next_job, done)
             return out
-        pool = _digest_pool()
-        futures = [pool.submit(digest_lanes, next_job, done) for _ in range(workers)]
-        wait(futures)  # never leave a read running, even when one worker failed
-        for fut in futures:
-            fut.result()
+        try:
+            ex = pool.executor()
+            futures = [ex.submit(digest_lanes, next_job, done) for _ in range(workers)]
+            wait(futures)  # never leave a read running, even when one worker failed
+            for fut in futures:
+                fut.result()
+        finally:
+            if pool is not self.pool:
+                pool.close()
         return out
 
     def close(self) -> None:
@@ -204,10 +228,12 @@ def _plane_refs(q: QTensor) -> Sequence[PlaneRef | None] | None:
 
 
 @contextmanager
-def open_planes(art: Artifact, sources: Mapping[str, Callable[[], ByteSource]] | None = None
+def open_planes(art: Artifact, sources: Mapping[str, Callable[[], ByteSource]] | None = None,
+                meter: ReadMeter | None = None, pool: DigestPool | None = None
                 ) -> Iterator[SourcePlanes]:
     """The plane reader of one artifact, local or remote (raises ReadError).
-    ``sources`` are the scan's remote files (ScanInput.sources)."""
+    ``sources`` are the scan's remote files (ScanInput.sources); ``meter``
+    counts the local bytes read, and ``pool`` is the scan's digest threads."""
     sources = sources or {}
     opener = sources.get(art.abs_path)
     if opener is not None:
@@ -218,12 +244,13 @@ def open_planes(art: Artifact, sources: Mapping[str, Callable[[], ByteSource]] |
                 raise ReadError(f"{path}: not a file of this scan")
             return found()
 
-        yield SourcePlanes(opener(), other)
+        yield SourcePlanes(opener(), other, pool=pool)
         return
-    with SafeFile(art.abs_path) as f:
+    with SafeFile(art.abs_path, meter) as f:
         _check_deep_source(art, f)
         limit = budgets.DEEP_READ_FACTOR.value * sum(art.tensors_nbytes()) + (64 << 20)
-        planes = SourcePlanes(_Bounded(f, limit), SafeFile, threads=True)
+        planes = SourcePlanes(_Bounded(f, limit), partial(SafeFile, meter=meter),
+                              threads=True, pool=pool)
         try:
             yield planes
         finally:

@@ -130,7 +130,7 @@ def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = No
     that sniffs it); an unopenable file becomes an issue, never an exception."""
     ctx = ctx or ReadContext(display=path, abs_path=path)
     try:
-        with SafeFile(path) as f:
+        with SafeFile(path, ctx.meter) as f:
             reader = next((r for r in CHECKPOINT_READERS if r.format is fmt), None)
             if reader is None:
                 head = f.read_at(0, 16)

@@ -23,7 +23,7 @@ from typing import Any
 from ..artifact import Artifact, Format, Issue, IssueCode, ReadError, ScanInput
 from ..names import Declared
 from . import budgets, configs, index, models, readers
-from .fileio import SafeFile
+from .fileio import ReadMeter, SafeFile
 from .interface import SNIFF_BYTES, ReadContext
 from .remote import RemoteOptions, is_url, redact
 from .skips import (
@@ -253,8 +253,8 @@ class Walker:
             d.files.append((target, self.disp(erel), fmt))
 
 
-def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
-                                                  Callable[[str], str], list[Artifact]]:
+def _declared(d: _Dir, scan: ScanInput, group: str, meter: ReadMeter | None = None
+              ) -> tuple[Declared | None, Callable[[str], str], list[Artifact]]:
     found: list[Declared] = []
     info: dict[str, object] = {}
     arts: list[Artifact] = []
@@ -262,7 +262,7 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
         path = d.configs[name]
         art = Artifact(path=os.path.join(group, name), abs_path=path, format=Format.CONFIG,
                        group=group)
-        obj = configs.read_json(path, art, budgets.CONFIG_BYTES)
+        obj = configs.read_json(path, art, budgets.CONFIG_BYTES, meter)
         if obj is not None:
             info = configs.gather(name, obj, art, found, info)
         if art.issues:
@@ -273,13 +273,16 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
 
 def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
                    role: Callable[[str], str], infer: bool = True,
-                   tracebacks: list[str] | None = None) -> Artifact:
+                   tracebacks: list[str] | None = None,
+                   meter: ReadMeter | None = None) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
     that file (a finding with the exception's message), never the scan; its
     traceback goes to ``tracebacks`` (the scan's, for --debug).
-    ``infer=False`` leaves conventions to the model (parsers/models.py)."""
+    ``infer=False`` leaves conventions to the model (parsers/models.py);
+    ``meter`` counts the bytes read (the scan's, fileio.ReadMeter)."""
     try:
-        return readers.read_path(path, ReadContext(disp, path, declared, role, infer), fmt)
+        return readers.read_path(path, ReadContext(disp, path, declared, role, infer, meter),
+                                 fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
@@ -293,7 +296,8 @@ def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
         return art
 
 
-def _parse_indexes(d: _Dir, group: str) -> list[tuple[Artifact, Any]]:
+def _parse_indexes(d: _Dir, group: str,
+                   meter: ReadMeter | None = None) -> list[tuple[Artifact, Any]]:
     """Each index of the directory and its parsed JSON (None if it has
     none), read before the shards: the JSON text is then freed before any
     shard is read, and only the parsed entries are alive beside the shards'
@@ -302,20 +306,21 @@ def _parse_indexes(d: _Dir, group: str) -> list[tuple[Artifact, Any]]:
     out: list[tuple[Artifact, Any]] = []
     for path, disp in d.indexes:
         art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
-        out.append((art, configs.read_json(path, art)))
+        out.append((art, configs.read_json(path, art, meter=meter)))
     return out
 
 
 def _read_dir(d: _Dir, scan: ScanInput, group: str,
               tick: Callable[[], None] | None = None,
-              inside: Callable[[str], bool] | None = None) -> None:
-    declared, role, cfg_arts = _declared(d, scan, group)
+              inside: Callable[[str], bool] | None = None,
+              meter: ReadMeter | None = None) -> None:
+    declared, role, cfg_arts = _declared(d, scan, group, meter)
     scan.artifacts.extend(cfg_arts)
-    indexes = _parse_indexes(d, group)
+    indexes = _parse_indexes(d, group, meter)
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
         art = contained_read(path, disp, fmt, declared, role, infer=False,
-                             tracebacks=scan.tracebacks)
+                             tracebacks=scan.tracebacks, meter=meter)
         art.group = group
         scan.artifacts.append(art)
         if tick is not None:
@@ -341,7 +346,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         # here: the manifest reader loads the fingerprint codec (issue 15)
         from .manifest import read_manifest
 
-        man, listed = read_manifest(path, disp, group)
+        man, listed = read_manifest(path, disp, group, meter)
         # where each listed path resolves, as the reader found it (one
         # realpath per listed file for the reader, unlisted and this loop;
         # it has every listed path)
@@ -381,7 +386,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             w.walk(w.root, "")
             top = w.dirs.get("", _Dir(""))
             sub.configs, sub.names = top.configs, top.names
-            _read_dir(sub, scan, sub.rel or ".", tick, inside)
+            _read_dir(sub, scan, sub.rel or ".", tick, inside, meter)
 
 
 def unlisted(manifest: str, resolved: Mapping[str, str]) -> list[str]:
@@ -422,10 +427,12 @@ def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable
 
 def collect(paths: list[str], deep: bool = False,
             progress: Callable[[int, int], None] | None = None,
-            remote_options: RemoteOptions | None = None) -> ScanInput:
+            remote_options: RemoteOptions | None = None,
+            meter: ReadMeter | None = None) -> ScanInput:
     """Read everything under ``paths`` (files, directories, manifests, and
     URLs through parsers/remote).  ``progress(done, total)`` is called as
-    checkpoint files are read."""
+    checkpoint files are read; ``meter`` counts the bytes read from local
+    files (headers, configs, indexes, manifests; not the walk's sniffs)."""
     # a URL's password and signed query values never reach the report
     scan = ScanInput(roots=[redact(p) if is_url(p) else p for p in paths], deep=deep)
     budget = None
@@ -451,7 +458,7 @@ def collect(paths: list[str], deep: bool = False,
             tick = _ticker(progress, sum(len(x.files) for x in w.dirs.values()))
             for rel in sorted(w.dirs):
                 _read_dir(w.dirs[rel], scan, os.path.join(p, rel) if rel else p, tick,
-                          w.inside)
+                          w.inside, meter)
             continue
         name = os.path.basename(p)
         d = _Dir(rel="")
@@ -487,7 +494,7 @@ def collect(paths: list[str], deep: bool = False,
                                       "index nor a manifest", detail={"path": p,
                                                                       "kind": weights.value}))
             continue
-        _read_dir(d, scan, os.path.dirname(p) or ".")
+        _read_dir(d, scan, os.path.dirname(p) or ".", meter=meter)
     # what a manifest recorded travels with the files' tensors (--deep
     # verifies recorded digests), so no rule has to change the model
     files = {a.abs_path: a for a in scan.artifacts if a.format.is_checkpoint_file}

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from ..collector import paused
-from . import json_text
 from .options import OutputFormat as OutputFormat  # re-exported: the formats' names
 from .options import RenderOptions as RenderOptions  # re-exported
 from .report import Report
@@ -24,7 +23,9 @@ from .summary import statistics, summary_line
 def dumps(doc: Any) -> str:
     """A JSON document as printed: ASCII only, so no raw control byte or bidi
     character from a file ever reaches the output (they appear as ``\\u001b``)."""
-    return json_text.dumps(doc, default=str) + "\n"  # json.dumps(indent=2), faster
+    from .json_format import dumps as json_text  # the --json module loads when JSON is written
+
+    return json_text(doc) + "\n"
 
 
 def render(report: Report, fmt: OutputFormat, out: TextIO,
@@ -48,7 +49,9 @@ def _render(report: Report, fmt: OutputFormat, out: TextIO, options: RenderOptio
                              "next_step": next_step(report)}))
         else:
             # written as it is built: a large report's text never exists whole
-            json_text.dump(report.to_json(lazy=True), out, default=str)
+            from .json_format import dump
+
+            dump(report.to_json(lazy=True), out)
             out.write("\n")
         return
     if fmt is OutputFormat.SARIF:

@@ -1,14 +1,19 @@
-"""The ``--json`` document (docs/json-report.md, docs/scan-report.schema.json)."""
+"""The ``--json`` document (docs/json-report.md, docs/scan-report.schema.json),
+and the JSON text of every JSON document grit prints, written by the
+standard ``json`` module."""
 
 from __future__ import annotations
 
 import functools
+import json
+import re
+import secrets
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring_ascii as _ascii
 from operator import attrgetter, ne, sub
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, TextIO, overload
 
 from .._version import __version__
 from ..artifact import Artifact, Format, IssueCode, QList, QTensor, Source
@@ -19,8 +24,6 @@ if TYPE_CHECKING:  # the codec loads for a described tensor only (start-up, issu
     from ..codec.descriptor import Descriptor
     from ..codec.grade import Grade
 from .escape import has_surrogate, valid_text
-from .json_text import Lazy, fragment
-from .json_text import _string as _checked_string
 from .summary import listed, next_step, not_audited, summary_line
 
 if TYPE_CHECKING:
@@ -31,6 +34,151 @@ REPORT_VERSION = 1
 _SUMMARY_OF = attrgetter("grade", "source", "convention")
 _NAME, _ROLE = attrgetter("name"), attrgetter("role")
 _TAIL_OF = attrgetter("grade", "desc", "shape", "source", "convention", "reason")
+
+# --- JSON text ----------------------------------------------------------------
+
+
+class Lazy(list[Any]):
+    """A list whose items are built as they are written: ``fn`` of each of
+    ``items``, so that a 400,000-tensor report never holds every tensor
+    record at once.  A ``list`` to the json encoder (which takes its length
+    and iterates it); it holds no items of its own."""
+
+    __slots__ = ("items", "fn")
+
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.items, self.fn = items, fn
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:
+        return len(self.items) > 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.fn, self.items)
+
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> Any:
+        if isinstance(i, slice):
+            return [self.fn(x) for x in self.items[i]]
+        return self.fn(self.items[i.__index__()])
+
+    def __repr__(self) -> str:
+        return f"Lazy({len(self)} items)"
+
+
+# A string of the document holding a lone surrogate (a tensor name from a
+# header's "\udfff", an undecodable byte of a file name) cannot be written as
+# UTF-8 by any reader; the text carries the escape text escape.valid_text
+# gives instead.  The encoder writes such a character as a \udXXX escape: each
+# one, after an even run of backslashes, is replaced by the escape text of
+# that character.  A well-formed pair (\ud83d\ude00) is a character beyond
+# the BMP and stays.
+_LONE = re.compile(r"\\(\\)|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\u(d[c-f][0-9a-f]{2})")
+
+
+def _lone(m: re.Match[str]) -> str:
+    if m.group(1) is not None or m.group(3) is not None:
+        return m.group(0)  # an escaped backslash, or a pair
+    code = m.group(2) or m.group(4)
+    return _ascii(valid_text(chr(int(code, 16))))[1:-1]
+
+
+def _valid(text: str) -> str:
+    return text if "\\ud" not in text else _LONE.sub(_lone, text)
+
+
+def dumps(doc: Any) -> str:
+    """``doc`` as two-space indented JSON in ASCII (no trailing newline):
+    ``json.dumps(doc, indent=2, default=str)``, lone surrogates as their
+    escape text."""
+    return _valid(json.dumps(doc, indent=2, ensure_ascii=True, default=str))
+
+
+class TensorRecords:
+    """An artifact's tensor records, the value of a key in a document
+    ``dump`` writes: their text is made a batch at a time (``_TensorText``)
+    and written in place of the array, never as 400,000 dicts at once.
+    Iterated, the records (``_tensor_json``)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[QTensor]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(_tensor_json, self.items)
+
+
+# tensor records whose text is made, joined and written as one piece
+_BATCH = 1024
+
+
+def dump(doc: Any, stream: TextIO, chunk: int = 8192) -> None:
+    """``doc`` written to ``stream`` as ``dumps`` gives it (``TensorRecords``
+    as the lists of their records), ``chunk`` pieces of the encoder at a
+    time, so the text of a large report never exists whole.
+
+    The json encoder writes the document; a ``TensorRecords`` reaches its
+    ``default``, which hands it a string of its own (a random key), and the
+    records' text is written where the encoder writes that string."""
+    nonce = secrets.token_hex(16)
+    spliced: dict[str, TensorRecords] = {}
+
+    def default(o: Any) -> Any:
+        if isinstance(o, TensorRecords):
+            key = _ascii(f"grit:{nonce}:{len(spliced)}")
+            spliced[key] = o
+            return key[1:-1]
+        return str(o)
+
+    pieces = json.JSONEncoder(indent=2, ensure_ascii=True, default=default).iterencode(doc)
+    out: list[str] = []
+    line = "\n"  # the newline and indentation of the line being written
+    for piece in pieces:
+        records = spliced.pop(piece, None) if piece[:1] == '"' else None
+        if records is None:
+            out.append(piece)
+            if "\n" in piece:  # the newline and the indentation after it
+                rest = piece[piece.rindex("\n") + 1:]
+                line = "\n" + rest[: len(rest) - len(rest.lstrip(" "))]
+            if len(out) >= chunk:
+                stream.write(_valid("".join(out)))
+                out.clear()
+            continue
+        stream.write(_valid("".join(out)))
+        out.clear()
+        _records(records, line, stream)
+    stream.write(_valid("".join(out)))
+
+
+def _records(records: TensorRecords, nl: str, stream: TextIO) -> None:
+    """The JSON array of ``records`` on a line indented as ``nl``."""
+    items = records.items
+    if not len(items):
+        stream.write("[]")
+        return
+    inner = nl + "  "
+    sep = "," + inner
+    text = _TensorText()
+    lead = "[" + inner
+    for i in range(0, len(items), _BATCH):
+        stream.write("".join(chain((lead,), text(items[i : i + _BATCH], inner, sep))))
+        lead = sep
+    stream.write(nl + "]")
+
+
+# --- the document -------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=4096)
@@ -80,34 +228,54 @@ class _TensorText:
         self.memo: dict[tuple[Any, ...], str] = {}
         self.held: list[tuple[object, ...]] = []
 
-    def tail(self, k: tuple[Any, ...], nl: str) -> str:
-        """The record's text after its role (from the comma), for one
-        ``_TAIL_OF`` key."""
-        grade, desc, shape, source, convention, reason = k
-        key = (id(grade), id(desc), shape, id(source), convention, reason, nl)
-        tail = self.memo.get(key)
-        if tail is None:
-            # with the comma that ends the role before it
-            tail = self.memo[key] = "," + _tensor_tail(grade, desc, tuple(shape), source,
-                                                       convention, reason, nl)[1:]
-            self.held.append((grade, desc, source))
-        return tail
+    def tails(self, keys: Sequence[tuple[Any, ...]], nl: str) -> list[str]:
+        """The records' text after their role (from the comma), one per
+        ``_TAIL_OF`` key.  The texts not yet known are made by one
+        ``json.dumps`` of their list, cut at its items: each call of the
+        standard encoder with ``indent`` leaves a few KB of cyclic garbage
+        (its nested closures), which stays while rendering pauses the
+        collector, so one call per distinct tensor would cost a GGUF of
+        40,000 shapes some 100 MB."""
+        ids = [(id(g), id(d), sh, id(src), conv, why, nl)
+               for g, d, sh, src, conv, why in keys]
+        memo = self.memo
+        new = {i: k for i, k in zip(ids, keys) if i not in memo}
+        if new:
+            docs = []
+            for grade, desc, shape, source, convention, reason in new.values():
+                g, name, grade_id, gid_hex, g32, d = _identity_json(grade, desc, tuple(shape))
+                docs.append({"shape": list(shape), "grade": g, "grade_name": name,
+                             "grade_id": grade_id, "gid": gid_hex, "gid_base32": g32,
+                             "desc": d, "source": source.value, "convention": convention,
+                             "reason": reason})
+                self.held.append((grade, desc, source))
+            # "[\n  {...},\n  {...}\n]": an item's lines are indented by two
+            # spaces or more, and only a new item starts a line with "  {"
+            items = dumps(docs)[4:-2].split(",\n  {")
+            for i, text in zip(new, items):
+                # "{" + lines indented for a record on a line indented as nl,
+                # with the comma that ends the role before it
+                memo[i] = "," + text.lstrip("{").replace("\n  ", nl)
+        return [memo[i] for i in ids]
 
     def __call__(self, qs: Sequence[QTensor], nl: str, sep: str) -> Iterable[str]:
+        """Each record on a line indented as ``nl``, joined by ``sep``."""
         inner = nl + "  "
         if isinstance(qs, QList) and qs.columnar:
             # from the columns (artifact.QList): a tail per group of tensors,
             # names and roles without making the tensors
             names, roles = qs.names(), qs.roles()
             per: list[str] = [""] * len(qs)
-            for rep, idx, _maker in qs.units():
+            units = qs.units()
+            for (_rep, idx, _maker), tail in zip(units, self.tails(
+                    [_TAIL_OF(u[0]) for u in units], nl)):
                 # per[i] = the tail, at C speed (each __setitem__ gives None)
-                any(map(per.__setitem__, idx, repeat(self.tail(_TAIL_OF(rep), nl))))
+                any(map(per.__setitem__, idx, repeat(tail)))
             tails: Iterable[str] = per
         else:
             keys = list(map(_TAIL_OF, qs))
             starts, runs = _runs(keys)
-            tails = chain.from_iterable(map(repeat, [self.tail(keys[i], nl) for i in starts],
+            tails = chain.from_iterable(map(repeat, self.tails([keys[i] for i in starts], nl),
                                             runs))
             names, roles = list(map(_NAME, qs)), list(map(_ROLE, qs))
         # each record: "{" + inner + '"name": ' + name + "," + inner + '"role": ' + role
@@ -122,7 +290,7 @@ def _strings(items: Sequence[str]) -> Iterable[str]:
     """JSON strings of a batch, at C speed unless one of them holds a lone
     surrogate (one regex pass over the batch decides)."""
     if has_surrogate("".join(items)):
-        return map(_checked_string, map(valid_text, items))
+        return map(_ascii, map(valid_text, items))
     return map(_ascii, items)
 
 
@@ -135,15 +303,6 @@ def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
         return [], iter(())
     starts = [0, *compress(range(1, len(keys)), map(ne, islice(keys, 1, None), keys))]
     return starts, map(sub, [*starts[1:], len(keys)], starts)
-
-
-@functools.lru_cache(maxsize=4096)
-def _tensor_tail(grade: Grade | None, desc: Descriptor | None, shape: tuple[int, ...],
-                 source: Source, convention: str | None, reason: str | None, nl: str) -> str:
-    g, name, grade_id, gid_hex, g32, d = _identity_json(grade, desc, shape)
-    return fragment({"shape": list(shape), "grade": g, "grade_name": name,
-                     "grade_id": grade_id, "gid": gid_hex, "gid_base32": g32, "desc": d,
-                     "source": source.value, "convention": convention, "reason": reason}, nl)
 
 
 def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
@@ -191,7 +350,7 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
         "declared_mix": declared_mix(a),
         "metadata": md,
         "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
-        "tensors": (Lazy(a.quantized, _tensor_json, _TensorText()) if lazy
+        "tensors": (TensorRecords(a.quantized) if lazy
                     else [_tensor_json(q) for q in a.quantized]),
     }
 
@@ -248,7 +407,7 @@ def summary(report: Report, ckpt: list[Artifact] | None = None) -> dict[str, Any
 
 def to_json(report: Report, lazy: bool = False) -> dict[str, Any]:
     """The document; with ``lazy`` its tensor records are built as
-    ``json_text.dump`` writes them (the CLI's path), not all at once."""
+    ``dump`` writes them (the CLI's path), not all at once."""
     ckpt = listed(report)
     listed_findings, grouped = bound_findings(report.findings)
     return {

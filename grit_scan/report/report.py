@@ -73,7 +73,7 @@ class Report:
     def to_json(self, lazy: bool = False) -> dict[str, Any]:
         """The ``--json`` document (docs/json-report.md).  With ``lazy``,
         each artifact's ``tensors`` is a read-only sequence whose records are
-        built when iterated (``report/json_text.py`` writes it as it goes)."""
+        built when iterated (``json_format.dump`` writes it as it goes)."""
         from .json_format import to_json
 
         return to_json(self, lazy)
