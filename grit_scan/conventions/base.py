@@ -166,8 +166,9 @@ class Ctx:
     # one int object per distinct byte length among the planes referenced
     # (a model repeats a handful): memory per quantised tensor
     lengths: dict[int, int] = field(default_factory=dict)
-    # the PlanReplays of each plan replayed, by the plan's id
-    makers: dict[int, PlanReplays] = field(default_factory=dict)
+    # the PlanReplays of each plan replayed, by the plan's id and where the
+    # module's parts are from its first (their distances from it, by part)
+    makers: dict[tuple[int, tuple[int, ...]], PlanReplays] = field(default_factory=dict)
 
     def look_at(self, sufs: tuple[str, ...], gs: tuple[int, ...]) -> dict[str, str]:
         """Make the module whose parts are ``sufs`` at positions ``gs`` the

@@ -9,7 +9,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import compress, count, repeat
 from operator import add, getitem, methodcaller, mul, ne, sub
 from typing import overload
@@ -211,10 +211,12 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     del seen
     sig_at = sigs.__getitem__
     plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
-    # a signature whose plan is replayed by its PlanReplays: (that Replays'
-    # index in ctx.out, the parts it consumes); such a module costs two
-    # array entries, added here (200,000 modules)
-    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
+    # a signature and where its parts are from the first (their distances),
+    # whose plan is replayed by a PlanReplays: (that Replays' index in
+    # ctx.out, the distances of the parts it consumes); such a module costs
+    # two array entries, added here (200,000 modules)
+    fast: dict[tuple[tuple[tuple[str | int, ...], tuple[int, ...]], tuple[int, ...]],
+               tuple[int, tuple[int, ...]]] = {}
     kinds, vals = ctx.out.column_arrays()
     add_kind, add_val = kinds.append, vals.append
     # Modules are taken out as they are done (the names list is consumed from
@@ -227,13 +229,14 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
         mod, flat = order.pop()
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         key = (flat[0::2], tuple(map(sig_at, gs)))
-        hit = fast.get(key)
         g0 = gs[0]
-        if hit is not None and gs[-1] - g0 == len(gs) - 1:
+        deltas = tuple([g - g0 for g in gs])
+        hit = fast.get((key, deltas))
+        if hit is not None:
             add_kind(hit[0])
             add_val(g0)
-            for k in hit[1]:
-                used[g0 + k] = 1
+            for d in hit[1]:
+                used[g0 + d] = 1
             continue
         plan = plans.get(key, _UNSEEN)
         if plan is None:
@@ -249,9 +252,8 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             # kept as the plan's, like the modules after it
             ctx.out.pop()
         plan.apply(ctx, mod, gs)
-        maker = ctx.makers.get(id(plan))
-        if maker is not None:
-            fast[key] = (ctx.out.maker_index(maker), plan.used)
+        maker = ctx.makers[id(plan), deltas]
+        fast[key, deltas] = (ctx.out.maker_index(maker), maker.plan.used)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
@@ -348,26 +350,30 @@ class _Plan:
     notes: tuple[str, ...]
 
     def apply(self, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
-        if gs[-1] - gs[0] == len(gs) - 1:
-            # the parts one after the other (a header lists a module's
-            # tensors together): part k is at gs[0] + k, and the QTensor is
-            # kept as gs[0], made when asked for (artifact.QList)
-            maker = ctx.makers.get(id(self))
-            if maker is None:
-                maker = ctx.makers[id(self)] = PlanReplays(
-                    self, ctx.cols.where, ctx.role, ctx.declared,
-                    len(ctx.cols.names[gs[0]]) - len(mod))
-            ctx.out.replay(maker, gs[0])
-        else:
-            q = QTensor(ctx.cols.names[gs[self.part]] if self.part >= 0 else mod + self.tail,
-                        ctx.role(mod), self.shape, self.source, self.desc, self.grade,
-                        self.convention, self.reason, notes=self.notes, declared=ctx.declared)
-            if self.planes is not None:
-                ref = ctx.ref_at
-                q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
-            ctx.out.append(q)
+        # the QTensor is kept as its first part's position, gs[0], made when
+        # asked for (artifact.QList), by the PlanReplays of this plan and of
+        # where the parts are from gs[0]: one after the other in a header
+        # listing a module's tensors together, at other fixed distances where
+        # the producer sorts a file's tensors by dtype and then name (torch's
+        # safetensors writer), as every module of one shard then has them
+        g0 = gs[0]
+        deltas = tuple([g - g0 for g in gs])
+        maker = ctx.makers.get((id(self), deltas))
+        if maker is None:
+            maker = ctx.makers[id(self), deltas] = PlanReplays(
+                self.at(deltas), ctx.cols.where, ctx.role, ctx.declared,
+                len(ctx.cols.names[g0]) - len(mod))
+        ctx.out.replay(maker, g0)
         for k in self.used:
             ctx.used[gs[k]] = 1
+
+    def at(self, deltas: tuple[int, ...]) -> _Plan:
+        """This plan with each part named by its distance from the module's
+        first part (``deltas``, by part) instead of its place in the module."""
+        return replace(self, part=deltas[self.part] if self.part >= 0 else -1,
+                       planes=None if self.planes is None else tuple(
+                           None if p is None else (deltas[p[0]], p[1]) for p in self.planes),
+                       used=tuple(deltas[k] for k in self.used))
 
 
 class PlanReplays:
