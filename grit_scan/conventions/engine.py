@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, count, repeat
 from operator import add, getitem, methodcaller, mul, ne, sub
-from typing import overload
+from typing import Any, overload
 
 from ..artifact import (
     NO_LAYOUTS,
     Artifact,
+    Issue,
     IssueCode,
     PlaneRef,
     PlaneSeq,
@@ -211,12 +212,13 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     del seen
     sig_at = sigs.__getitem__
     plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
-    # a signature and where its parts are from the first (their distances),
-    # whose plan is replayed by a PlanReplays: (that Replays' index in
-    # ctx.out, the distances of the parts it consumes); such a module costs
-    # two array entries, added here (200,000 modules)
-    fast: dict[tuple[tuple[tuple[str | int, ...], tuple[int, ...]], tuple[int, ...]],
-               tuple[int, tuple[int, ...]]] = {}
+    # a signature whose plan is replayed by its PlanReplays: (that Replays'
+    # index in ctx.out, the plan, the Replays' ``add``); such a module costs
+    # two array entries and its parts' distances (and its issue, if the plan
+    # has one), added here (200,000 modules)
+    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]],
+               tuple[int, _Plan, Callable[[tuple[int, ...]], int]]] = {}
+    names_at = cols.names
     kinds, vals = ctx.out.column_arrays()
     add_kind, add_val = kinds.append, vals.append
     # Modules are taken out as they are done (the names list is consumed from
@@ -229,14 +231,16 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
         mod, flat = order.pop()
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         key = (flat[0::2], tuple(map(sig_at, gs)))
-        g0 = gs[0]
-        deltas = tuple([g - g0 for g in gs])
-        hit = fast.get((key, deltas))
+        hit = fast.get(key)
         if hit is not None:
             add_kind(hit[0])
-            add_val(g0)
-            for d in hit[1]:
-                used[g0 + d] = 1
+            done, keep = hit[1], hit[2]
+            add_val(keep(gs))
+            for k in done.used:
+                used[gs[k]] = 1
+            if done.issue is not None:
+                done.add_issue(art, names_at[gs[done.part]] if done.part >= 0
+                               else mod + done.tail)
             continue
         plan = plans.get(key, _UNSEEN)
         if plan is None:
@@ -248,12 +252,13 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
             if plan is None:
                 continue
-            # the plan gives this module's QTensor too (_learn checked it):
-            # kept as the plan's, like the modules after it
+            # the plan gives this module's QTensor (and issue) too (_learn
+            # checked it): kept as the plan's, like the modules after it
             ctx.out.pop()
+            del art.issues[n_issues:]
         plan.apply(ctx, mod, gs)
-        maker = ctx.makers[id(plan), deltas]
-        fast[key, deltas] = (ctx.out.maker_index(maker), maker.plan.used)
+        maker = ctx.makers[id(plan)]
+        fast[key] = (ctx.out.maker_index(maker), plan, maker.add)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
@@ -348,24 +353,30 @@ class _Plan:
     convention: str | None
     reason: str | None
     notes: tuple[str, ...]
+    # the one issue the module gave (a not-representable convention's):
+    # (code, the message after the QTensor's name, detail), the issue naming
+    # the QTensor; detail is shared by every module the plan is replayed on
+    issue: tuple[IssueCode, str, dict[str, Any]] | None = None
 
     def apply(self, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
-        # the QTensor is kept as its first part's position, gs[0], made when
-        # asked for (artifact.QList), by the PlanReplays of this plan and of
-        # where the parts are from gs[0]: one after the other in a header
-        # listing a module's tensors together, at other fixed distances where
-        # the producer sorts a file's tensors by dtype and then name (torch's
-        # safetensors writer), as every module of one shard then has them
-        g0 = gs[0]
-        deltas = tuple([g - g0 for g in gs])
-        maker = ctx.makers.get((id(self), deltas))
+        # the QTensor is kept as the position of one of its parts (the data
+        # plane's), made when asked for (artifact.QList) by this plan's
+        # PlanReplays, which keeps where the module's other parts are
+        maker = ctx.makers.get(id(self))
         if maker is None:
-            maker = ctx.makers[id(self), deltas] = PlanReplays(
-                self.at(deltas), ctx.cols.where, ctx.role, ctx.declared,
-                len(ctx.cols.names[g0]) - len(mod))
-        ctx.out.replay(maker, g0)
+            maker = ctx.makers[id(self)] = PlanReplays(self, ctx, mod, gs)
+        ctx.out.replay(maker, maker.add(gs))
         for k in self.used:
             ctx.used[gs[k]] = 1
+        if self.issue is not None:
+            self.add_issue(ctx.art, ctx.cols.names[gs[self.part]] if self.part >= 0
+                           else mod + self.tail)
+
+    def add_issue(self, art: Artifact, name: str) -> None:
+        """The plan's issue, for the QTensor ``name``."""
+        assert self.issue is not None
+        code, tail, detail = self.issue
+        art.issues.append(Issue(code, name + tail, name, detail))
 
     def at(self, deltas: tuple[int, ...]) -> _Plan:
         """This plan with each part named by its distance from the module's
@@ -378,18 +389,40 @@ class _Plan:
 
 class PlanReplays:
     """The QTensors one ``_Plan`` is replayed into, each made from the
-    position of its module's first part (artifact.Replays): a module is two
-    array entries until something asks for its QTensor (time and
-    memory per quantised tensor).  ``cut`` is the length of the first
-    part's suffix, which the plan's signature fixes: the module's name is
-    that part's name without it."""
+    position ``g`` of its module's anchor part (artifact.Replays): the data
+    plane's part, else the first.  A module is two array entries in the
+    QList, and here its parts' distances from ``g`` (four bytes a part: one
+    after the other in a header listing a module's tensors together, further
+    apart where the producer sorts a file by dtype and then name, as torch's
+    safetensors writer does), until something asks for its QTensor (time and
+    memory per quantised tensor).  ``cut`` is the length of the anchor part's
+    suffix, which the plan's signature fixes: the module's name is that
+    part's name without it."""
 
-    __slots__ = ("plan", "where", "role", "declared", "cut")
+    __slots__ = ("plan", "where", "role", "declared", "cut", "anchor", "n", "rows", "dist")
 
-    def __init__(self, plan: _Plan, where: Where, role: Callable[[str], str],
-                 declared: Declared | None, cut: int) -> None:
-        self.plan, self.where, self.role, self.declared, self.cut = (plan, where, role,
-                                                                     declared, cut)
+    def __init__(self, plan: _Plan, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
+        self.plan, self.where, self.role, self.declared = (plan, ctx.cols.where, ctx.role,
+                                                           ctx.declared)
+        form = plan.planes
+        self.anchor = form[0][0] if form and form[0] is not None else 0
+        self.cut = len(ctx.cols.names[gs[self.anchor]]) - len(mod)
+        self.n = len(gs)
+        # each module's row of distances, by its anchor's position (one array
+        # over the columns, shared by the model's PlanReplays)
+        self.rows = ctx.rows()
+        self.dist = array("i")
+
+    def add(self, gs: tuple[int, ...]) -> int:
+        """Keep a module whose parts are at ``gs``; returns its ``g``."""
+        g = gs[self.anchor]
+        self.rows[g] = len(self.dist)
+        self.dist.extend([x - g for x in gs])
+        return g
+
+    def at(self, g: int, part: int) -> int:
+        """The position of part ``part`` of the module at ``g``."""
+        return g + self.dist[self.rows[g] + part] if part != self.anchor else g
 
     def _module(self, g: int) -> str:
         name = self.where.names[g]
@@ -398,11 +431,14 @@ class PlanReplays:
     def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
         p = self.plan
         mod = self._module(g)
-        q = QTensor(self.where.names[g + p.part] if p.part >= 0 else mod + p.tail,
+        q = QTensor(self.where.names[self.at(g, p.part)] if p.part >= 0 else mod + p.tail,
                     self.role(mod) if role is None else role, p.shape, p.source, p.desc,
                     p.grade, p.convention, p.reason, notes=p.notes, declared=self.declared)
         if p.planes is not None:
-            planes = PlanPlanes(self.where, p.planes, g)
+            row = self.rows[g]
+            dist = self.dist
+            planes = PlanPlanes(self.where, tuple(
+                None if f is None else (dist[row + f[0]], f[1]) for f in p.planes), g)
             planes.home = home
             q.planes = planes
         return q
@@ -411,10 +447,15 @@ class PlanReplays:
         names: Iterable[str] = map(self.where.names.__getitem__, gs)
         return map(getitem, names, repeat(slice(None, -self.cut))) if self.cut else names
 
+    def _positions(self, gs: Sequence[int], part: int) -> Iterable[int]:
+        if part == self.anchor:
+            return gs
+        return map(self.at, gs, repeat(part))
+
     def names(self, gs: Sequence[int]) -> Iterable[str]:
         p = self.plan
         if p.part >= 0:
-            return map(self.where.names.__getitem__, map(add, gs, repeat(p.part)))
+            return map(self.where.names.__getitem__, self._positions(gs, p.part))
         return map(add, self._modules(gs), repeat(p.tail))
 
     def roles(self, gs: Sequence[int]) -> Iterable[str]:
@@ -426,14 +467,12 @@ class PlanReplays:
 
     def data_part(self) -> int | None:
         form = self.plan.planes
-        p = form[0] if form else None
-        return None if p is None else p[0]
+        return None if not form or form[0] is None else 0  # the data plane's part is g's
 
     def data_position(self, g: int) -> int | None:
-        p = self.data_part()
-        if p is None or not self.where.names[g + p]:
+        if self.data_part() is None or not self.where.names[g]:
             return None
-        return g + p
+        return g
 
     def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
         form = self.plan.planes
@@ -447,7 +486,7 @@ class PlanReplays:
                 if want != 0:
                     return every
                 continue
-            got: Iterable[int] = map(av.__getitem__, map(add, gs, repeat(p[0])))
+            got: Iterable[int] = map(av.__getitem__, self._positions(gs, p[0]))
             if p[1] != 1:
                 got = map(mul, got, repeat(p[1]))
             bad.update(compress(every, map(ne, got, repeat(want))))
@@ -461,9 +500,21 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
            n_issues: int) -> _Plan | None:
     """The plan of what ``_module`` just did for ``mod`` (whose parts are at
     positions ``gs``), or None."""
-    if len(ctx.out) != n_out + 1 or len(ctx.art.issues) != n_issues:
+    extra = ctx.art.issues[n_issues:]
+    if len(ctx.out) != n_out + 1 or len(extra) > 1:
         return None
     q = ctx.out[-1]
+    issue: tuple[IssueCode, str, dict[str, Any]] | None = None
+    if extra:
+        # a not-representable module's issue: named by its QTensor, which its
+        # message begins with, and saying nothing else of the module
+        got = extra[0]
+        if (got.tensor != q.name or not got.message.startswith(q.name)
+                or "unsupported" in got.detail):
+            return None
+        issue = (got.code, got.message[len(q.name):], got.detail)
+        if mod in issue[1] or mod in repr(got.detail):
+            return None
     names = ctx.cols.names
     by_name = {names[g]: k for k, g in enumerate(gs)}
     part, tail = by_name.get(q.name, -1), ""
@@ -483,11 +534,15 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
         return None  # a note naming the module would name the wrong one
     used = tuple(k for k, g in enumerate(gs) if ctx.used[g])
     plan = _Plan(part, tail, tuple(planes) if planes is not None else None, used, q.shape,
-                 q.source, q.desc, q.grade, q.convention, q.reason, tuple(q.notes))
-    # the same QTensor again from the plan, field by field, else no plan
+                 q.source, q.desc, q.grade, q.convention, q.reason, tuple(q.notes), issue)
+    # the same QTensor (and issue) again from the plan, field by field, else no plan
     probe = Ctx(ctx.art, ctx.cols, ctx.declared, ctx.role, QList(), bytearray(len(ctx.used)))
+    n = len(ctx.art.issues)
     plan.apply(probe, mod, gs)
     again = probe.out[0]
+    if ctx.art.issues[n:] != extra:
+        return None
+    del ctx.art.issues[n:]
     if (again != q or tuple(k for k, g in enumerate(gs) if probe.used[g]) != used
             or q.payload is not None or q.expected_digest is not None
             or q.expected_gid is not None or q.layouts is not NO_LAYOUTS):
