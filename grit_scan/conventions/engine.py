@@ -243,6 +243,8 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
                                else mod + done.tail)
             continue
         plan = plans.get(key, _UNSEEN)
+        if plan is _NOTHING:
+            continue
         if plan is None:
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             continue
@@ -250,7 +252,7 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             n_out, n_issues = len(ctx.out), len(art.issues)
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
-            if plan is None:
+            if plan is None or plan is _NOTHING:
                 continue
             # the plan gives this module's QTensor (and issue) too (_learn
             # checked it): kept as the plan's, like the modules after it
@@ -494,6 +496,10 @@ class PlanReplays:
 
 
 _UNSEEN = _Plan(-1, "", None, (), (), Source.NONE, None, None, None, None, ())
+# the plan of a module no convention did anything with (no QTensor, no issue,
+# no tensor consumed): the modules of its signature are skipped (a
+# checkpoint whose convention nobody claims repeats one for every tensor)
+_NOTHING = _Plan(-1, "", None, (), (), Source.NONE, None, None, None, None, ())
 
 
 def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
@@ -501,6 +507,8 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
     """The plan of what ``_module`` just did for ``mod`` (whose parts are at
     positions ``gs``), or None."""
     extra = ctx.art.issues[n_issues:]
+    if len(ctx.out) == n_out and not extra and not any(map(ctx.used.__getitem__, gs)):
+        return _NOTHING
     if len(ctx.out) != n_out + 1 or len(extra) > 1:
         return None
     q = ctx.out[-1]
