@@ -392,22 +392,31 @@ class _Plan:
 class PlanReplays:
     """The QTensors one ``_Plan`` is replayed into, each made from the
     position ``g`` of its module's anchor part (artifact.Replays): the data
-    plane's part, else the first.  A module is two array entries in the
-    QList, and here its parts' distances from ``g`` (four bytes a part: one
-    after the other in a header listing a module's tensors together, further
-    apart where the producer sorts a file by dtype and then name, as torch's
-    safetensors writer does), until something asks for its QTensor (time and
-    memory per quantised tensor).  ``cut`` is the length of the anchor part's
-    suffix, which the plan's signature fixes: the module's name is that
-    part's name without it."""
+    plane's part, else the part it is named after, else the first.  A module
+    is two array entries in the QList, and here its parts' distances from
+    ``g`` (four bytes a part: one after the other in a header listing a
+    module's tensors together, further apart where the producer sorts a file
+    by dtype and then name, as torch's safetensors writer does), until
+    something asks for its QTensor (time and memory per quantised tensor).
+    ``cut`` is the length of the anchor part's suffix, which the plan's
+    signature fixes: the module's name is that part's name without it."""
 
-    __slots__ = ("plan", "where", "role", "declared", "cut", "anchor", "n", "rows", "dist")
+    __slots__ = ("plan", "where", "role", "declared", "cut", "anchor", "homed", "n", "rows",
+                 "dist")
 
     def __init__(self, plan: _Plan, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
         self.plan, self.where, self.role, self.declared = (plan, ctx.cols.where, ctx.role,
                                                            ctx.declared)
         form = plan.planes
-        self.anchor = form[0][0] if form and form[0] is not None else 0
+        # the part whose file is the tensor's (parsers/models.py ``_home``):
+        # its data plane's, else the stored tensor it is named after
+        self.homed = True
+        if form and form[0] is not None:
+            self.anchor = form[0][0]
+        elif plan.part >= 0:
+            self.anchor = plan.part
+        else:
+            self.anchor, self.homed = 0, False
         self.cut = len(ctx.cols.names[gs[self.anchor]]) - len(mod)
         self.n = len(gs)
         # each module's row of distances, by its anchor's position (one array
@@ -468,11 +477,12 @@ class PlanReplays:
         return map(self.role, self._modules(gs))
 
     def data_part(self) -> int | None:
-        form = self.plan.planes
-        return None if not form or form[0] is None else 0  # the data plane's part is g's
+        # g is the data plane's part, or the stored tensor the QTensor is
+        # named after when it has no data plane (where ``_home`` looks then)
+        return 0 if self.homed else None
 
     def data_position(self, g: int) -> int | None:
-        if self.data_part() is None or not self.where.names[g]:
+        if not self.homed or not self.where.names[g]:
             return None
         return g
 
