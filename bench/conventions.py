@@ -1,7 +1,8 @@
 """A bench per convention: every convention in the registry on a sharded tree,
 whole process against the floor, and peak RSS per stored tensor.
 
-    python bench/conventions.py [--quick] [--only NAME,NAME] [--repeat N] [--keep DIR]
+    python bench/conventions.py [--quick | --shards N] [--only NAME,NAME] [--repeat N]
+                                [--keep DIR]
 
 Each tree is 500 shards x 800 stored tensors (--quick: 50 shards), with
 config.json and model.safetensors.index.json, built by ``build`` below from
@@ -289,6 +290,7 @@ def build(root: str, name: str, shards: int, per: int = 800) -> dict[str, int]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="50 shards instead of 500")
+    ap.add_argument("--shards", type=int, help="this many shards (overrides --quick)")
     ap.add_argument("--only", help="comma-separated tree names: " + ", ".join(TREES))
     ap.add_argument("--repeat", type=int, default=3, help="best of N timed runs")
     ap.add_argument("--keep", help="build the trees here and keep them")
@@ -300,7 +302,7 @@ def main() -> None:
     tmp = a.keep or tempfile.mkdtemp(prefix="grit-bench-conv-")
     os.makedirs(tmp, exist_ok=True)
     models.TMP = tmp
-    shards, per = (50 if a.quick else 500), 800
+    shards, per = a.shards or (50 if a.quick else 500), 800
     load0 = os.getloadavg()
     print(f"# {shards} shards x {per} tensors; python {sys.version.split()[0]}; load average "
           f"{' '.join(f'{x:.2f}' for x in load0)}; {time.strftime('%Y-%m-%d %H:%M')}",
