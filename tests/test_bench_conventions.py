@@ -118,3 +118,42 @@ def test_plans_change_no_report_on_tree(name: str, tmp_path: Path,
     planned = report()
     monkeypatch.setattr(engine, "_learn", lambda *a: None)  # every module by hand
     assert report() == planned
+
+
+@pytest.mark.parametrize("name", sorted(set(B.TREES) - {"bf16", "unknown"}))
+def test_plans_change_no_report_with_modules_split(name: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Modules split across two shards (every other module keeps only its
+    first part in the first shard; the same signature then has parts in
+    either shard): each replayed tensor goes to the shard the convention's
+    own pass gives it, with plans and without."""
+    from grit_scan.conventions import engine
+
+    sys.path.insert(0, str(BENCH))
+    import models
+
+    tree = B.TREES[name]
+    root = tmp_path / name
+    B.build(str(root), name, 1, per=tree.parts * 8)
+    for f in root.glob("model-*.safetensors"):
+        f.unlink()
+    shards: list[list[tuple[str, str, list[int]]]] = [[], []]
+    for k in range(8):
+        parts = tree.make(k)
+        cut = 1 if k % 2 else len(parts)
+        shards[0] += parts[:cut]
+        shards[1] += parts[cut:]
+    weight_map = {}
+    for s, entries in enumerate(shards):
+        fname = f"model-{s + 1:05d}-of-00002.safetensors"
+        models.write_sparse_safetensors(str(root / fname), tree.order(entries))
+        weight_map.update({n: fname for n, _, _ in entries})
+    (root / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {}, "weight_map": weight_map}))
+
+    def report() -> str:
+        return json.dumps(scan([str(root)]).to_json(), sort_keys=True, default=str)
+
+    planned = report()
+    monkeypatch.setattr(engine, "_learn", lambda *a: None)  # every module by hand
+    assert report() == planned

@@ -117,11 +117,11 @@ class Columns:
 
 
 class PlanPlanes(PlaneSeq):
-    """The planes of a tensor a plan was replayed on (``_Plan.apply``) whose
-    parts are listed one after the other from position ``g0``: the plan's
-    (part, broadcast) per plane, read from the columns when asked.  Four
-    slots and one int per tensor, where a list and a PlaneRef per plane took
-    about 300 bytes (memory per stored tensor)."""
+    """The planes of a tensor a plan was replayed on (``_Plan.apply``),
+    made by its ``PlanReplays`` when asked for: per plane, the distance of
+    its part from position ``g0`` and its broadcast, read from the columns
+    when asked.  Four slots and one int per tensor, where a list and a
+    PlaneRef per plane took about 300 bytes (memory per stored tensor)."""
 
     __slots__ = ("cols", "form", "g0", "home")
 
