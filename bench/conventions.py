@@ -299,6 +299,12 @@ def main() -> None:
     bad = [n for n in names if n not in TREES]
     if bad:
         ap.error(f"unknown tree(s) {', '.join(bad)}; known: {', '.join(TREES)}")
+    # an installed package has its bytecode cached (pip compiles it); with
+    # PYTHONDONTWRITEBYTECODE every grit process would compile its modules
+    # from source again (about 0.3 s on the 2-core VM), which is not what a
+    # user's scan costs: the warm-up run writes the cache
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+        print("# PYTHONDONTWRITEBYTECODE unset for the runs (the warm-up run caches bytecode)")
     tmp = a.keep or tempfile.mkdtemp(prefix="grit-bench-conv-")
     os.makedirs(tmp, exist_ok=True)
     models.TMP = tmp
