@@ -299,14 +299,16 @@ def main() -> None:
     bad = [n for n in names if n not in TREES]
     if bad:
         ap.error(f"unknown tree(s) {', '.join(bad)}; known: {', '.join(TREES)}")
+    tmp = a.keep or tempfile.mkdtemp(prefix="grit-bench-conv-")
+    os.makedirs(tmp, exist_ok=True)
     # an installed package has its bytecode cached (pip compiles it); with
     # PYTHONDONTWRITEBYTECODE every grit process would compile its modules
     # from source again (about 0.3 s on the 2-core VM), which is not what a
-    # user's scan costs: the warm-up run writes the cache
+    # user's scan costs.  The children cache it under the bench's directory
+    # (never in the checkout or the install): the first run of each writes it
     if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
-        print("# PYTHONDONTWRITEBYTECODE unset for the runs (the warm-up run caches bytecode)")
-    tmp = a.keep or tempfile.mkdtemp(prefix="grit-bench-conv-")
-    os.makedirs(tmp, exist_ok=True)
+        print("# PYTHONDONTWRITEBYTECODE unset for the runs", flush=True)
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
     models.TMP = tmp
     shards, per = a.shards or (50 if a.quick else 500), 800
     load0 = os.getloadavg()
