@@ -459,9 +459,11 @@ class PlanReplays:
         return map(getitem, names, repeat(slice(None, -self.cut))) if self.cut else names
 
     def _positions(self, gs: Sequence[int], part: int) -> Iterable[int]:
+        """``map(self.at, gs, repeat(part))``, at C speed."""
         if part == self.anchor:
             return gs
-        return map(self.at, gs, repeat(part))
+        rows = map(add, map(self.rows.__getitem__, gs), repeat(part))
+        return map(add, gs, map(self.dist.__getitem__, rows))
 
     def names(self, gs: Sequence[int]) -> Iterable[str]:
         p = self.plan
