@@ -140,7 +140,8 @@ def kinds(report_path: str) -> str:
 OUT, IN = 256, 512  # every linear is [256, 512]; the bytes are sparse anyway
 PROJ = ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
         "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"]
-SIZE = {"BF16": 2, "F32": 4, "F8_E4M3": 1, "U8": 1}
+SIZE = {"BF16": 2, "F16": 2, "F32": 4, "F8_E4M3": 1, "F8_E5M2": 1, "U8": 1, "I8": 1, "I32": 4,
+        "U32": 4, "I64": 8}
 
 
 def linear(k: int) -> str:
@@ -213,6 +214,30 @@ def build_tree(root: str, kind: str, shards: int, per: int) -> dict[str, int]:
     """``shards`` files of ``per`` stored tensors of one kind, with an index,
     config.json (and hf_quant_config.json for ModelOpt)."""
     make, per_linear, cfg = KINDS[kind]
+    layers = (lambda k: k // 2 + 1) if kind == "MXFP4" else (lambda k: k // len(PROJ) + 1)
+    config = {"architectures": ["GptOssForCausalLM" if kind == "MXFP4" else "LlamaForCausalLM"],
+              "model_type": "gpt_oss" if kind == "MXFP4" else "llama",
+              "hidden_size": IN, "torch_dtype": "bfloat16", **cfg}
+    extra = {}
+    if kind == "NVFP4":
+        extra["hf_quant_config.json"] = {
+            "producer": {"name": "modelopt", "version": "0.29.0"},
+            "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None,
+                             "group_size": 16, "exclude_modules": ["lm_head"]}}
+    return build_tree_of(root, make, per_linear, config, layers, shards, per, extra=extra)
+
+
+def build_tree_of(root: str, make: Callable[[int], list[tuple[str, str, list[int]]]],
+                  per_linear: int, config: dict[str, object], layers: Callable[[int], int],
+                  shards: int, per: int, extra: dict[str, object] | None = None,
+                  order: Callable[[list[tuple[str, str, list[int]]]],
+                                  list[tuple[str, str, list[int]]]] | None = None
+                  ) -> dict[str, int]:
+    """``shards`` files of ``per // per_linear`` modules each, ``make(k)``
+    giving the stored tensors of the k-th module, with an index and
+    config.json (``config`` plus ``num_hidden_layers``: ``layers`` of the
+    number of modules); ``extra`` are further JSON files by name, and
+    ``order`` the order a shard's entries are written in (default: as made)."""
     os.makedirs(root, exist_ok=True)
     weight_map: dict[str, str] = {}
     header_bytes = apparent = 0
@@ -223,22 +248,17 @@ def build_tree(root: str, kind: str, shards: int, per: int) -> dict[str, int]:
         for _ in range(per // per_linear):
             entries += make(k)
             k += 1
+        if order is not None:
+            entries = order(entries)
         header_bytes += write_sparse_safetensors(os.path.join(root, fname), entries)
         apparent += os.path.getsize(os.path.join(root, fname))
         for name, _, _ in entries:
             weight_map[name] = fname
-    layers = k // 2 + 1 if kind == "MXFP4" else k // len(PROJ) + 1
-    config = {"architectures": ["GptOssForCausalLM" if kind == "MXFP4" else "LlamaForCausalLM"],
-              "model_type": "gpt_oss" if kind == "MXFP4" else "llama",
-              "num_hidden_layers": layers, "hidden_size": IN, "torch_dtype": "bfloat16", **cfg}
     with open(os.path.join(root, "config.json"), "w") as f:
-        json.dump(config, f, indent=2)
-    if kind == "NVFP4":
-        with open(os.path.join(root, "hf_quant_config.json"), "w") as f:
-            json.dump({"producer": {"name": "modelopt", "version": "0.29.0"},
-                       "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None,
-                                        "group_size": 16, "exclude_modules": ["lm_head"]}},
-                      f, indent=2)
+        json.dump({**config, "num_hidden_layers": layers(k)}, f, indent=2)
+    for name, doc in (extra or {}).items():
+        with open(os.path.join(root, name), "w") as f:
+            json.dump(doc, f, indent=2)
     with open(os.path.join(root, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": apparent}, "weight_map": weight_map}, f, indent=2)
     return {"tensors": len(weight_map), "header_bytes": header_bytes, "apparent": apparent,

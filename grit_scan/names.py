@@ -78,13 +78,15 @@ class SuffixTable:
     def split_all(self, names: Sequence[str]) -> Iterator[tuple[str, str]]:
         """``map(self.split, names)``, with the usual name split at C speed
         (one call per stored tensor of a 400k-tensor model)."""
-        one = self._one
+        one, by_last, tails = self._one, self._by_last, self._tails
         for name, (head, _, last) in zip(names, map(_RPARTITION, names)):
             suf = one.get(last)
-            if suf is None or not head:
-                yield self.split(name)
-            else:
+            if suf is not None and head:
                 yield head, suf
+            elif last not in by_last and not name.endswith(tails):
+                yield name, ""  # no known suffix ends the name (what split finds)
+            else:
+                yield self.split(name)
 
 
 _RPARTITION = methodcaller("rpartition", ".")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -168,6 +169,14 @@ class Ctx:
     lengths: dict[int, int] = field(default_factory=dict)
     # the PlanReplays of each plan replayed, by the plan's id
     makers: dict[int, PlanReplays] = field(default_factory=dict)
+    # each replayed module's row in its PlanReplays, by its anchor's position
+    _rows: array[int] | None = None
+
+    def rows(self) -> array[int]:
+        """The row array the model's PlanReplays share (one entry per column)."""
+        if self._rows is None:
+            self._rows = array("i", bytes(4 * len(self.cols)))
+        return self._rows
 
     def look_at(self, sufs: tuple[str, ...], gs: tuple[int, ...]) -> dict[str, str]:
         """Make the module whose parts are ``sufs`` at positions ``gs`` the

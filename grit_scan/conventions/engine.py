@@ -9,14 +9,15 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import compress, count, repeat
 from operator import add, getitem, methodcaller, mul, ne, sub
-from typing import overload
+from typing import Any, overload
 
 from ..artifact import (
     NO_LAYOUTS,
     Artifact,
+    Issue,
     IssueCode,
     PlaneRef,
     PlaneSeq,
@@ -116,11 +117,11 @@ class Columns:
 
 
 class PlanPlanes(PlaneSeq):
-    """The planes of a tensor a plan was replayed on (``_Plan.apply``) whose
-    parts are listed one after the other from position ``g0``: the plan's
-    (part, broadcast) per plane, read from the columns when asked.  Four
-    slots and one int per tensor, where a list and a PlaneRef per plane took
-    about 300 bytes (memory per stored tensor)."""
+    """The planes of a tensor a plan was replayed on (``_Plan.apply``),
+    made by its ``PlanReplays`` when asked for: per plane, the distance of
+    its part from position ``g0`` and its broadcast, read from the columns
+    when asked.  Four slots and one int per tensor, where a list and a
+    PlaneRef per plane took about 300 bytes (memory per stored tensor)."""
 
     __slots__ = ("cols", "form", "g0", "home")
 
@@ -212,9 +213,12 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
     sig_at = sigs.__getitem__
     plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
     # a signature whose plan is replayed by its PlanReplays: (that Replays'
-    # index in ctx.out, the parts it consumes); such a module costs two
-    # array entries, added here (200,000 modules)
-    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]], tuple[int, tuple[int, ...]]] = {}
+    # index in ctx.out, the plan, the Replays' ``add``); such a module costs
+    # two array entries and its parts' distances (and its issue, if the plan
+    # has one), added here (200,000 modules)
+    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]],
+               tuple[int, _Plan, Callable[[tuple[int, ...]], int]]] = {}
+    names_at = cols.names
     kinds, vals = ctx.out.column_arrays()
     add_kind, add_val = kinds.append, vals.append
     # Modules are taken out as they are done (the names list is consumed from
@@ -228,14 +232,19 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         key = (flat[0::2], tuple(map(sig_at, gs)))
         hit = fast.get(key)
-        g0 = gs[0]
-        if hit is not None and gs[-1] - g0 == len(gs) - 1:
+        if hit is not None:
             add_kind(hit[0])
-            add_val(g0)
-            for k in hit[1]:
-                used[g0 + k] = 1
+            done, keep = hit[1], hit[2]
+            add_val(keep(gs))
+            for k in done.used:
+                used[gs[k]] = 1
+            if done.issue is not None:
+                done.add_issue(art, names_at[gs[done.part]] if done.part >= 0
+                               else mod + done.tail)
             continue
         plan = plans.get(key, _UNSEEN)
+        if plan is _NOTHING:
+            continue
         if plan is None:
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             continue
@@ -243,15 +252,15 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             n_out, n_issues = len(ctx.out), len(art.issues)
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
-            if plan is None:
+            if plan is None or plan is _NOTHING:
                 continue
-            # the plan gives this module's QTensor too (_learn checked it):
-            # kept as the plan's, like the modules after it
+            # the plan gives this module's QTensor (and issue) too (_learn
+            # checked it): kept as the plan's, like the modules after it
             ctx.out.pop()
+            del art.issues[n_issues:]
         plan.apply(ctx, mod, gs)
-        maker = ctx.makers.get(id(plan))
-        if maker is not None:
-            fast[key] = (ctx.out.maker_index(maker), plan.used)
+        maker = ctx.makers[id(plan)]
+        fast[key] = (ctx.out.maker_index(maker), plan, maker.add)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
@@ -346,44 +355,85 @@ class _Plan:
     convention: str | None
     reason: str | None
     notes: tuple[str, ...]
+    # the one issue the module gave (a not-representable convention's):
+    # (code, the message after the QTensor's name, detail), the issue naming
+    # the QTensor; detail is shared by every module the plan is replayed on
+    issue: tuple[IssueCode, str, dict[str, Any]] | None = None
 
     def apply(self, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
-        if gs[-1] - gs[0] == len(gs) - 1:
-            # the parts one after the other (a header lists a module's
-            # tensors together): part k is at gs[0] + k, and the QTensor is
-            # kept as gs[0], made when asked for (artifact.QList)
-            maker = ctx.makers.get(id(self))
-            if maker is None:
-                maker = ctx.makers[id(self)] = PlanReplays(
-                    self, ctx.cols.where, ctx.role, ctx.declared,
-                    len(ctx.cols.names[gs[0]]) - len(mod))
-            ctx.out.replay(maker, gs[0])
-        else:
-            q = QTensor(ctx.cols.names[gs[self.part]] if self.part >= 0 else mod + self.tail,
-                        ctx.role(mod), self.shape, self.source, self.desc, self.grade,
-                        self.convention, self.reason, notes=self.notes, declared=ctx.declared)
-            if self.planes is not None:
-                ref = ctx.ref_at
-                q.planes = [None if p is None else ref(gs[p[0]], p[1]) for p in self.planes]
-            ctx.out.append(q)
+        # the QTensor is kept as the position of one of its parts (the data
+        # plane's), made when asked for (artifact.QList) by this plan's
+        # PlanReplays, which keeps where the module's other parts are
+        maker = ctx.makers.get(id(self))
+        if maker is None:
+            maker = ctx.makers[id(self)] = PlanReplays(self, ctx, mod, gs)
+        ctx.out.replay(maker, maker.add(gs))
         for k in self.used:
             ctx.used[gs[k]] = 1
+        if self.issue is not None:
+            self.add_issue(ctx.art, ctx.cols.names[gs[self.part]] if self.part >= 0
+                           else mod + self.tail)
+
+    def add_issue(self, art: Artifact, name: str) -> None:
+        """The plan's issue, for the QTensor ``name``."""
+        assert self.issue is not None
+        code, tail, detail = self.issue
+        art.issues.append(Issue(code, name + tail, name, detail))
+
+    def at(self, deltas: tuple[int, ...]) -> _Plan:
+        """This plan with each part named by its distance from the module's
+        first part (``deltas``, by part) instead of its place in the module."""
+        return replace(self, part=deltas[self.part] if self.part >= 0 else -1,
+                       planes=None if self.planes is None else tuple(
+                           None if p is None else (deltas[p[0]], p[1]) for p in self.planes),
+                       used=tuple(deltas[k] for k in self.used))
 
 
 class PlanReplays:
     """The QTensors one ``_Plan`` is replayed into, each made from the
-    position of its module's first part (artifact.Replays): a module is two
-    array entries until something asks for its QTensor (time and
-    memory per quantised tensor).  ``cut`` is the length of the first
-    part's suffix, which the plan's signature fixes: the module's name is
-    that part's name without it."""
+    position ``g`` of its module's anchor part (artifact.Replays): the data
+    plane's part, else the part it is named after, else the first.  A module
+    is two array entries in the QList, and here its parts' distances from
+    ``g`` (four bytes a part: one after the other in a header listing a
+    module's tensors together, further apart where the producer sorts a file
+    by dtype and then name, as torch's safetensors writer does), until
+    something asks for its QTensor (time and memory per quantised tensor).
+    ``cut`` is the length of the anchor part's suffix, which the plan's
+    signature fixes: the module's name is that part's name without it."""
 
-    __slots__ = ("plan", "where", "role", "declared", "cut")
+    __slots__ = ("plan", "where", "role", "declared", "cut", "anchor", "homed", "n", "rows",
+                 "dist")
 
-    def __init__(self, plan: _Plan, where: Where, role: Callable[[str], str],
-                 declared: Declared | None, cut: int) -> None:
-        self.plan, self.where, self.role, self.declared, self.cut = (plan, where, role,
-                                                                     declared, cut)
+    def __init__(self, plan: _Plan, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
+        self.plan, self.where, self.role, self.declared = (plan, ctx.cols.where, ctx.role,
+                                                           ctx.declared)
+        form = plan.planes
+        # the part whose file is the tensor's (parsers/models.py ``_home``):
+        # its data plane's, else the stored tensor it is named after
+        self.homed = True
+        if form and form[0] is not None:
+            self.anchor = form[0][0]
+        elif plan.part >= 0:
+            self.anchor = plan.part
+        else:
+            self.anchor, self.homed = 0, False
+        self.cut = len(ctx.cols.names[gs[self.anchor]]) - len(mod)
+        self.n = len(gs)
+        # each module's row of distances, by its anchor's position (one array
+        # over the columns, shared by the model's PlanReplays)
+        self.rows = ctx.rows()
+        self.dist = array("i")
+
+    def add(self, gs: tuple[int, ...]) -> int:
+        """Keep a module whose parts are at ``gs``; returns its ``g``."""
+        g = gs[self.anchor]
+        self.rows[g] = len(self.dist)
+        self.dist.extend([x - g for x in gs])
+        return g
+
+    def at(self, g: int, part: int) -> int:
+        """The position of part ``part`` of the module at ``g``."""
+        return g + self.dist[self.rows[g] + part] if part != self.anchor else g
 
     def _module(self, g: int) -> str:
         name = self.where.names[g]
@@ -392,11 +442,14 @@ class PlanReplays:
     def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
         p = self.plan
         mod = self._module(g)
-        q = QTensor(self.where.names[g + p.part] if p.part >= 0 else mod + p.tail,
+        q = QTensor(self.where.names[self.at(g, p.part)] if p.part >= 0 else mod + p.tail,
                     self.role(mod) if role is None else role, p.shape, p.source, p.desc,
                     p.grade, p.convention, p.reason, notes=p.notes, declared=self.declared)
         if p.planes is not None:
-            planes = PlanPlanes(self.where, p.planes, g)
+            row = self.rows[g]
+            dist = self.dist
+            planes = PlanPlanes(self.where, tuple(
+                None if f is None else (dist[row + f[0]], f[1]) for f in p.planes), g)
             planes.home = home
             q.planes = planes
         return q
@@ -405,10 +458,17 @@ class PlanReplays:
         names: Iterable[str] = map(self.where.names.__getitem__, gs)
         return map(getitem, names, repeat(slice(None, -self.cut))) if self.cut else names
 
+    def _positions(self, gs: Sequence[int], part: int) -> Iterable[int]:
+        """``map(self.at, gs, repeat(part))``, at C speed."""
+        if part == self.anchor:
+            return gs
+        rows = map(add, map(self.rows.__getitem__, gs), repeat(part))
+        return map(add, gs, map(self.dist.__getitem__, rows))
+
     def names(self, gs: Sequence[int]) -> Iterable[str]:
         p = self.plan
         if p.part >= 0:
-            return map(self.where.names.__getitem__, map(add, gs, repeat(p.part)))
+            return map(self.where.names.__getitem__, self._positions(gs, p.part))
         return map(add, self._modules(gs), repeat(p.tail))
 
     def roles(self, gs: Sequence[int]) -> Iterable[str]:
@@ -419,15 +479,14 @@ class PlanReplays:
         return map(self.role, self._modules(gs))
 
     def data_part(self) -> int | None:
-        form = self.plan.planes
-        p = form[0] if form else None
-        return None if p is None else p[0]
+        # g is the data plane's part, or the stored tensor the QTensor is
+        # named after when it has no data plane (where ``_home`` looks then)
+        return 0 if self.homed else None
 
     def data_position(self, g: int) -> int | None:
-        p = self.data_part()
-        if p is None or not self.where.names[g + p]:
+        if not self.homed or not self.where.names[g]:
             return None
-        return g + p
+        return g
 
     def size_mismatches(self, gs: Sequence[int], sizes: Sequence[int]) -> Iterable[int]:
         form = self.plan.planes
@@ -441,7 +500,7 @@ class PlanReplays:
                 if want != 0:
                     return every
                 continue
-            got: Iterable[int] = map(av.__getitem__, map(add, gs, repeat(p[0])))
+            got: Iterable[int] = map(av.__getitem__, self._positions(gs, p[0]))
             if p[1] != 1:
                 got = map(mul, got, repeat(p[1]))
             bad.update(compress(every, map(ne, got, repeat(want))))
@@ -449,15 +508,33 @@ class PlanReplays:
 
 
 _UNSEEN = _Plan(-1, "", None, (), (), Source.NONE, None, None, None, None, ())
+# the plan of a module no convention did anything with (no QTensor, no issue,
+# no tensor consumed): the modules of its signature are skipped (a
+# checkpoint whose convention nobody claims repeats one for every tensor)
+_NOTHING = _Plan(-1, "", None, (), (), Source.NONE, None, None, None, None, ())
 
 
 def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
            n_issues: int) -> _Plan | None:
     """The plan of what ``_module`` just did for ``mod`` (whose parts are at
     positions ``gs``), or None."""
-    if len(ctx.out) != n_out + 1 or len(ctx.art.issues) != n_issues:
+    extra = ctx.art.issues[n_issues:]
+    if len(ctx.out) == n_out and not extra and not any(map(ctx.used.__getitem__, gs)):
+        return _NOTHING
+    if len(ctx.out) != n_out + 1 or len(extra) > 1:
         return None
     q = ctx.out[-1]
+    issue: tuple[IssueCode, str, dict[str, Any]] | None = None
+    if extra:
+        # a not-representable module's issue: named by its QTensor, which its
+        # message begins with, and saying nothing else of the module
+        got = extra[0]
+        if (got.tensor != q.name or not got.message.startswith(q.name)
+                or "unsupported" in got.detail):
+            return None
+        issue = (got.code, got.message[len(q.name):], got.detail)
+        if mod in issue[1] or mod in repr(got.detail):
+            return None
     names = ctx.cols.names
     by_name = {names[g]: k for k, g in enumerate(gs)}
     part, tail = by_name.get(q.name, -1), ""
@@ -477,11 +554,15 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
         return None  # a note naming the module would name the wrong one
     used = tuple(k for k, g in enumerate(gs) if ctx.used[g])
     plan = _Plan(part, tail, tuple(planes) if planes is not None else None, used, q.shape,
-                 q.source, q.desc, q.grade, q.convention, q.reason, tuple(q.notes))
-    # the same QTensor again from the plan, field by field, else no plan
+                 q.source, q.desc, q.grade, q.convention, q.reason, tuple(q.notes), issue)
+    # the same QTensor (and issue) again from the plan, field by field, else no plan
     probe = Ctx(ctx.art, ctx.cols, ctx.declared, ctx.role, QList(), bytearray(len(ctx.used)))
+    n = len(ctx.art.issues)
     plan.apply(probe, mod, gs)
     again = probe.out[0]
+    if ctx.art.issues[n:] != extra:
+        return None
+    del ctx.art.issues[n:]
     if (again != q or tuple(k for k, g in enumerate(gs) if probe.used[g]) != used
             or q.payload is not None or q.expected_digest is not None
             or q.expected_gid is not None or q.layouts is not NO_LAYOUTS):

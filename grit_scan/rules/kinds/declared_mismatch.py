@@ -169,10 +169,16 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         for a in arts:
             for key, idx in positions(a, functools.partial(_contradictions, dec=dec, exp=exp)).items():
                 mism[key].append((a, idx))
+        # asked once per detail object: the modules a convention's plan was
+        # replayed on share their issue's detail (conventions/engine.py)
+        refused: dict[int, list[Contradiction]] = {}
         for a in arts:
             for iss in a.issues:
                 if iss.code is IssueCode.NOT_REPRESENTABLE and iss.tensor is not None:
-                    for key in _refused_contradictions(iss.detail, dec):
+                    keys = refused.get(id(iss.detail))
+                    if keys is None:
+                        keys = refused[id(iss.detail)] = _refused_contradictions(iss.detail, dec)
+                    for key in keys:
                         named[key].append((a, iss.tensor))
         for (field, want, got), found in sorted(named.items()):
             a, name = found[0]

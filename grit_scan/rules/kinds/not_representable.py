@@ -3,7 +3,6 @@ the §0.3 clause (or section) that excludes it, grouped per file."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from ...artifact import Artifact, IssueCode
@@ -35,17 +34,30 @@ RULES = (RULE,)
 
 
 def check_file(art: Artifact) -> list[Finding]:
-    nrep: dict[tuple[str, str], list[str]] = defaultdict(list)
+    nrep: dict[tuple[str, str], list[str]] = {}
     reasons: dict[tuple[str, str], str] = {}
     first: dict[tuple[str, str], Any] = {}
-    out = [RULE.finding(art.path, iss.message, detail=iss.detail) for iss in art.issues
-           if iss.code == IssueCode.NOT_REPRESENTABLE and iss.detail.get("unsupported")]
-    for iss in art.issues:
-        if iss.code == IssueCode.NOT_REPRESENTABLE and not iss.detail.get("unsupported"):
-            key = (str(iss.detail.get("convention", "?")), str(iss.detail.get("clause", "")))
-            nrep[key].append(iss.tensor or "?")
-            reasons.setdefault(key, iss.message.split(": ", 1)[-1])
-            first.setdefault(key, iss.detail)
+    issues = [iss for iss in art.issues if iss.code == IssueCode.NOT_REPRESENTABLE]
+    out = [RULE.finding(art.path, iss.message, detail=iss.detail) for iss in issues
+           if iss.detail.get("unsupported")]
+    # the key of each detail object, asked once: the modules a convention's
+    # plan was replayed on share their issue's detail (conventions/engine.py)
+    keys: dict[int, tuple[str, str] | None] = {}
+    for iss in issues:
+        d = iss.detail
+        if id(d) in keys:
+            key = keys[id(d)]
+        else:
+            key = keys[id(d)] = None if d.get("unsupported") else (
+                str(d.get("convention", "?")), str(d.get("clause", "")))
+        if key is None:
+            continue
+        names = nrep.get(key)
+        if names is None:
+            nrep[key] = names = []
+            reasons[key] = iss.message.split(": ", 1)[-1]
+            first[key] = d
+        names.append(iss.tensor or "?")
     for (conv, clause), names in sorted(nrep.items()):
         detail = {"convention": conv, "clause": clause, "count": len(names),
                   "tensors": names[:50], "reason": reasons[(conv, clause)]}
