@@ -53,9 +53,9 @@ EQUIVALENT = os.path.join(ROOT, "tools", "mutants-equivalent.txt")
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "models": (
         ["grit_scan/parsers/models.py"],
-        ["tests/test_models_split.py", "tests/test_models_shards.py", "tests/test_models_columns.py",
-         "tests/test_models_schemes.py", "tests/test_producers_models.py",
-         "tests/test_scan_scenarios.py"],
+        ["tests/test_models_split.py", "tests/test_models_shards.py",
+         "tests/test_models_columns.py", "tests/test_models_schemes.py",
+         "tests/test_producers_models.py", "tests/test_scan_scenarios.py"],
     ),
     "conventions": (
         ["grit_scan/conventions/base.py", "grit_scan/conventions/engine.py",
