@@ -66,7 +66,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
          "tests/test_plan_planes.py", "tests/test_convention_plans.py",
          "tests/test_producers_mlx.py", "tests/test_producers_awq_gemv.py",
          "tests/test_producers_bnb4.py", "tests/test_producers_declared.py",
-         "tests/test_producers_unsupported.py", "tests/test_models_schemes.py"],
+         "tests/test_producers_unsupported.py", "tests/test_models_schemes.py",
+         "tests/test_producers_decode.py"],
     ),
     "grit_check": (
         ["grit_scan/rules/kinds/grit_check.py"],
@@ -487,6 +488,14 @@ class _Campaign:
         threading.settrace(glob_)
         for k, it in enumerate(items):
             self.current = it.nodeid
+            # a memoised function's body runs for the first test that asks:
+            # emptied before each test, it runs for every test that asks
+            for f in self.files:
+                mod = sys.modules.get(module_name(os.path.relpath(f, ROOT)))
+                for v in list(vars(mod).values()) if mod is not None else ():
+                    clear = getattr(v, "cache_clear", None)
+                    if callable(clear):
+                        clear()
             t0 = time.monotonic()
             it.ihook.pytest_runtest_protocol(
                 item=it, nextitem=items[k + 1] if k + 1 < len(items) else None)
