@@ -1,0 +1,182 @@
+"""Conventions held to the files the real producers wrote
+(fixtures/producers, MANIFEST.json) and to the producers' own
+configurations, read here with the safetensors library and json:
+
+* which modules are quantised: exactly those whose stored tensors include a
+  dtype that is not a 16/32-bit float, as each producer wrote them;
+* what is not quantised: every other float tensor, counted by dtype in the
+  file holding it (grit scan --json's ``unquantized``);
+* the group size: the descriptor's k0 is the config's ``group_size``, or
+  the row length (the tensor's last dimension, as stored) for per-channel
+  schemes;
+* the element width: the config's ``bits``.
+
+Nothing expected here is read from grit_scan's tables.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from safetensors import safe_open
+
+from grit_scan.cli import main
+
+P = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
+MANIFEST = json.loads((P / "MANIFEST.json").read_text())
+FLOATS = {"F16", "BF16", "F32", "F64"}
+CORRECT = sorted(e["path"] for e in MANIFEST["entries"]
+                 if e.get("kind") == "hf-dir" and e.get("expect") == "correct")
+
+# the convention each producer's files are (docs/conventions.md names them);
+# None: a layout grit does not claim (its tensors are reported unchecked)
+CONVENTION = {
+    "awq-gemm-4bit-g64": "awq", "awq-gemv-4bit-g128": "awq", "awq/gemm-4bit-g128": "awq",
+    "bnb-fp4": "bitsandbytes-fp4", "bnb-fp4-double-quant": "bitsandbytes-fp4",
+    "bnb-nf4": "bitsandbytes-nf4", "bnb/nf4": "bitsandbytes-nf4",
+    "bnb/int8": "bitsandbytes-int8",
+    "ct/fp8-block": "fp8-block", "ct/fp8-dynamic-sharded": "fp8-per-channel",
+    "ct/mxfp4a16": "compressed-tensors-mxfp4", "ct/mxfp8": "compressed-tensors-mxfp8",
+    "ct/nvfp4a16-sharded": "compressed-tensors-nvfp4",
+    "ct/w4a16-int": "compressed-tensors-pack-quantized",
+    "ct/w4afp8": "compressed-tensors-int", "ct/w8a8-int8": "compressed-tensors-int",
+    "fp8-finegrained-128": "fp8-block",
+    "gptq/v1-8bit-perchannel": "gptq", "gptq/v1-legacy-4bit-g128": "gptq",
+    "gptq/v2-4bit-g32-asym": "gptq",
+    "mlx-q3-g32": "mlx-affine", "mlx-q4-g64": "mlx-affine", "mlx-q6-g128": "mlx-affine",
+    "modelopt/fp8": "fp8-per-tensor", "modelopt/nvfp4": "modelopt-nvfp4",
+}
+
+
+def stored(sub):
+    """file name -> {tensor: (dtype, shape)}, by the safetensors library."""
+    out = {}
+    for f in sorted((P / sub).glob("*.safetensors")):
+        with safe_open(str(f), "np") as s:
+            out[f.name] = {k: (s.get_slice(k).get_dtype(), tuple(s.get_slice(k).get_shape()))
+                           for k in s.keys()}
+    return out
+
+
+def config(sub):
+    cfg = json.loads((P / sub / "config.json").read_text())
+    return cfg.get("quantization_config") or cfg.get("quantization") or {}
+
+
+def module_of(name, modules):
+    for m in modules:
+        if name.startswith(m + "."):
+            return m
+    return None
+
+
+def scanned(sub, capsys):
+    try:
+        main(["scan", "--json", str(P / sub)])
+    except SystemExit:
+        pass
+    doc = json.loads(capsys.readouterr().out)
+    return {a["path"].rsplit("/", 1)[-1]: a for a in doc["artifacts"]
+            if a["path"].endswith(".safetensors")}
+
+
+def linear_modules(files):
+    """The modules holding a tensor that is not a 16/32-bit float: what the
+    producer quantised (names up to the part the producer appended)."""
+    mods = set()
+    for ts in files.values():
+        for n, (dt, _) in ts.items():
+            if dt not in FLOATS:
+                m = re.match(r"^(.*?(?:_proj|embed_tokens|lm_head))\.", n)
+                assert m is not None, n
+                mods.add(m.group(1))
+    return mods
+
+
+@pytest.mark.parametrize("sub", CORRECT)
+def test_quantised_modules_and_unquantised_counts(sub, capsys):
+    files = stored(sub)
+    arts = scanned(sub, capsys)
+    want = linear_modules(files)
+    got = {x["name"]: x for a in arts.values() for x in a["tensors"]}
+    conv = CONVENTION.get(sub)
+    if conv is None:
+        assert got == {}, sub
+        return
+    assert {module_of(n, want) for n in got} == want, sub
+    assert len(got) == len(want)
+    assert {x["convention"] for x in got.values()} == {conv}
+    for f, ts in files.items():
+        floats = Counter(dt for n, (dt, _) in ts.items() if module_of(n, want) is None)
+        # an activation's scale (input_scale) is no part of the weight's
+        # planes: a convention that does not check it counts it unquantised
+        acts = Counter(dt for n, (dt, _) in ts.items() if n.endswith(".input_scale"))
+        assert arts[f]["unquantized"] in (dict(floats), dict(floats + acts)), (sub, f)
+        # a module is listed in the file holding its data (its packed or
+        # low-precision weight), wherever its scales are
+        data = {n for n, (dt, _) in ts.items()
+                if dt not in FLOATS and re.search(r"\.(weight|weight_packed|qweight)$", n)}
+        assert arts[f]["n_quantized"] == len(data), (sub, f)
+
+
+def _k0(grade):
+    m = re.search(r"\bk0=(\d+)", grade or "")
+    return int(m.group(1)) if m else None
+
+
+def _row_length(files, name):
+    """The logical row length of a quantised weight: the float or FP8
+    weight's last dimension as stored."""
+    for ts in files.values():
+        if name in ts:
+            return ts[name][1][-1]
+    raise KeyError(name)
+
+
+GROUPED = ["awq-gemm-4bit-g64", "awq-gemv-4bit-g128", "awq/gemm-4bit-g128",
+           "gptq/v2-4bit-g32-asym", "ct/mxfp4a16", "ct/mxfp8", "ct/w4afp8", "modelopt/nvfp4"]
+
+
+def _group_size(qc):
+    if "group_size" in qc:
+        return qc["group_size"]
+    sizes = {g["weights"].get("group_size") for g in qc.get("config_groups", {}).values()}
+    assert len(sizes) == 1
+    return sizes.pop()
+
+
+@pytest.mark.parametrize("sub", GROUPED)
+def test_k0_is_the_configured_group_size(sub, capsys):
+    gs = _group_size(config(sub))
+    assert isinstance(gs, int) and gs > 0
+    got = [x for a in scanned(sub, capsys).values() for x in a["tensors"]]
+    assert got and {_k0(x["grade"]) for x in got} == {gs}
+
+
+@pytest.mark.parametrize("sub", ["ct/fp8-dynamic-sharded", "ct/w8a8-int8"])
+def test_per_channel_k0_is_the_row_length(sub, capsys):
+    strategies = {g["weights"]["strategy"] for g in config(sub)["config_groups"].values()}
+    assert strategies == {"channel"}
+    files = stored(sub)
+    got = [x for a in scanned(sub, capsys).values() for x in a["tensors"]]
+    assert got
+    for x in got:
+        assert _k0(x["grade"]) == _row_length(files, x["name"]), x["name"]
+
+
+@pytest.mark.parametrize("sub,bits", [("awq-gemm-4bit-g64", 4), ("gptq/v2-4bit-g32-asym", 4),
+                                      ("ct/w8a8-int8", 8)])
+def test_element_width_is_the_configured_bits(sub, bits, capsys):
+    qc = config(sub)
+    declared = qc.get("bits") or qc.get("w_bit") or {
+        g["weights"]["num_bits"] for g in qc.get("config_groups", {}).values()}.pop()
+    assert declared == bits
+    got = [x for a in scanned(sub, capsys).values() for x in a["tensors"]]
+    assert got
+    for x in got:
+        e = re.search(r"\be=([us])(\d+)\b", x["grade"])
+        assert e is not None and int(e.group(2)) == bits, x["grade"]
