@@ -198,3 +198,11 @@ def _files(doc):
 
     walk(doc)
     return out
+
+
+def test_a_one_part_split_still_has_its_tensor_count_checked(tmp_path):
+    # split.count 1 is a usable count: the set is that one part
+    part(tmp_path / name(1, 1), 0, 1, 5, ["a.weight", "b.weight"])
+    assert split_findings(tmp_path) == [
+        ("index_inconsistency", name(1, 1),
+         "split m records 5 tensors (split.tensors.count) but its parts hold 2")]
