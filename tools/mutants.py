@@ -407,12 +407,15 @@ def _fresh(m: Mutant, ids: Sequence[str], timeout: float, out_dir: str) -> int |
 FRESH_BUDGET = 6.0  # seconds of tests (as traced) a fresh interpreter runs, fastest first
 
 
-def _fastest(ids: Sequence[str], seconds: dict[str, float]) -> list[str]:
+def _fastest(ids: Sequence[str], seconds: dict[str, float], budget: float = FRESH_BUDGET
+             ) -> list[str]:
+    """The fastest of ``ids`` (they come sorted by time) that fit ``budget``
+    seconds as traced (at least one)."""
     out: list[str] = []
     total = 0.0
     for i in ids:
         total += seconds.get(i, 0.0)
-        if out and total > FRESH_BUDGET:
+        if out and total > budget:
             break
         out.append(i)
     return out
@@ -434,8 +437,8 @@ class _Campaign:
     of the tests, each in a child forked from the collected session."""
 
     def __init__(self, group: str, muts: list[Mutant], files: list[str], timeout: float,
-                 out_dir: str) -> None:
-        self.group, self.muts, self.files = group, muts, files
+                 out_dir: str, budget: float) -> None:
+        self.group, self.muts, self.files, self.budget = group, muts, files, budget
         self.timeout, self.out_dir = timeout, out_dir
         self.results: dict[str, dict[str, Any]] = {}
         self.failed = False
@@ -532,6 +535,8 @@ class _Campaign:
                 # module-level code: every test that runs this module's code
                 ids = {t for v in lines.values() for t in v} - {IMPORT_TIME}
             sel = sorted(ids, key=lambda i: (seconds.get(i, 0.0), i))
+            if self.budget:
+                sel = _fastest(sel, seconds, self.budget)
             t0 = time.monotonic()
             how = ""
             if not sel:
@@ -563,8 +568,8 @@ class _Campaign:
         return True
 
 
-def run_group(group: str, timeout: float, out_dir: str, only: set[str] | None
-              ) -> dict[str, dict[str, Any]]:
+def run_group(group: str, timeout: float, out_dir: str, only: set[str] | None,
+              budget: float) -> dict[str, dict[str, Any]]:
     import pytest
 
     os.chdir(ROOT)
@@ -577,14 +582,14 @@ def run_group(group: str, timeout: float, out_dir: str, only: set[str] | None
           flush=True)
     if not muts:
         return {}
-    plugin = _Campaign(group, muts, files, timeout, out_dir)
+    plugin = _Campaign(group, muts, files, timeout, out_dir, budget)
     pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header", *tests],
                 plugins=[plugin])
     return plugin.results
 
 
 def run(groups: Sequence[str], timeout: float, out_dir: str, jobs: int,
-        rerun: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+        rerun: dict[str, dict[str, Any]] | None, budget: float) -> dict[str, dict[str, Any]]:
     """Each group in its own interpreter (``jobs`` at a time)."""
     results: dict[str, dict[str, Any]] = dict(rerun or {})
     pending = list(groups)
@@ -595,7 +600,7 @@ def run(groups: Sequence[str], timeout: float, out_dir: str, jobs: int,
         with open(only, "w") as f:
             f.write("\n".join(k for k, r in rerun.items() if r["outcome"] == "survived"))
     try:
-        _loop(pending, running, results, jobs, out_dir, timeout, only)
+        _loop(pending, running, results, jobs, out_dir, timeout, only, budget)
     finally:
         for _, proc, _ in running:
             proc.kill()
@@ -604,13 +609,13 @@ def run(groups: Sequence[str], timeout: float, out_dir: str, jobs: int,
 
 def _loop(pending: list[str], running: list[tuple[str, subprocess.Popen[bytes], str]],
           results: dict[str, dict[str, Any]], jobs: int, out_dir: str, timeout: float,
-          only: str | None) -> None:
+          only: str | None, budget: float) -> None:
     while pending or running:
         while pending and len(running) < jobs:
             g = pending.pop(0)
             res = os.path.join(out_dir, f"results-{g}.json")
             cmd = [sys.executable, os.path.abspath(__file__), "--run-group", g, "--out", out_dir,
-                   "--timeout", str(timeout), "--results", res]
+                   "--timeout", str(timeout), "--results", res, "--budget", str(budget)]
             if only is not None:
                 cmd += ["--only", only]
             log = open(os.path.join(out_dir, f"log-{g}.txt"), "w")
@@ -694,6 +699,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--group", action="append", choices=list(GROUPS))
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
     p.add_argument("--jobs", type=int, default=1, help="groups run at once")
+    p.add_argument("--budget", type=float, default=0.0,
+                   help="per mutant, run only the fastest selected tests that fit this many "
+                        "seconds (as timed in the traced run); 0: every selected test")
     p.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "grit-mutants"))
     p.add_argument("--rerun", help="a mutants-results.json: run only its survivors again")
     p.add_argument("--report-only", action="store_true",
@@ -714,7 +722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.only:
             with open(a.only) as f:
                 only = set(f.read().split("\n"))
-        res = run_group(a.run_group, a.timeout, a.out, only)
+        res = run_group(a.run_group, a.timeout, a.out, only, a.budget)
         with open(a.results, "w") as f:
             json.dump(res, f, indent=1)
         return 0
@@ -735,7 +743,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.rerun:
             with open(a.rerun) as f:
                 prev = json.load(f)
-        results = run(groups, a.timeout, a.out, a.jobs, prev)
+        results = run(groups, a.timeout, a.out, a.jobs, prev, a.budget)
         with open(res_path, "w") as f:
             json.dump(results, f, indent=1)
     text = report(results, load_equivalent())
