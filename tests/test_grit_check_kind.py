@@ -179,3 +179,22 @@ def test_a_truncated_file_shows_three_names_and_a_count(tmp_path):
         f"run past its end ({', '.join(cut[:3])} and {len(cut) - 3} more). Likeliest cause: "
         "the file is truncated (an interrupted download or copy: a truncated shard).")
     assert f.detail["tensors"] == cut and f.detail["count"] == len(cut)
+
+
+def test_a_grit_headers_planes_are_its_tensors_and_nothing_else(tmp_path, capsys):
+    """Every stored tensor of a GRIT-annotated file is a plane its header
+    names: none is left unquantised or looks like an unclaimed convention."""
+    from grit_scan.cli import main
+
+    write(tmp_path / "m.safetensors", {W: (mxfp4(), SHAPE, right_sizes(mxfp4())),
+                                       "b.weight": (nvf4(), SHAPE, right_sizes(nvf4()))})
+    try:
+        main(["scan", "--json", str(tmp_path / "m.safetensors")])
+    except SystemExit:
+        pass
+    doc = json.loads(capsys.readouterr().out)
+    (art,) = doc["artifacts"]
+    assert art["unquantized"] == {}
+    assert sorted(x["name"] for x in art["tensors"]) == sorted([W, "b.weight"])
+    assert {x["source"] for x in art["tensors"]} == {"grit-header"}
+    assert not [f for f in doc["findings"] if f["kind"] == "unsupported_convention"]
