@@ -87,9 +87,21 @@ def split_model():
     return {S1: one, S2: two}
 
 
+def three_shards():
+    """Shard 2 holds the data of one module only, shard 3 of one module
+    whose scale is in shard 2: runs of one tensor per shard."""
+    n = "model-0000{}-of-00003.safetensors"
+    return {n.format(1): {**fp8(q(0, "q")), **fp8(q(1, "q")), **fp8(q(2, "q")),
+                          "model.norm.weight": t("F32", (32,))},
+            n.format(2): {**fp8(q(0, "k")), f"{q(1, 'k')}.weight_scale": t("F32", (16, 1))},
+            n.format(3): {f"{q(1, 'k')}.weight": t("F8_E4M3", (16, 32)), **fp8(q(0, "v")),
+                          **fp8(q(1, "v"))}}
+
+
 @pytest.mark.parametrize("index", [True, False])
-def test_modules_go_to_the_shard_holding_their_data(tmp_path, capsys, index):
-    shards = split_model()
+@pytest.mark.parametrize("build", [split_model, three_shards])
+def test_modules_go_to_the_shard_holding_their_data(tmp_path, capsys, index, build):
+    shards = build()
     write(tmp_path, shards, index=index)
     files = by_file(scan_json(tmp_path, capsys))
     quantised = {f: {n for n in ts if n.endswith(".weight") and ts[n].dtype == DT["F8_E4M3"]}

@@ -206,3 +206,11 @@ def test_a_one_part_split_still_has_its_tensor_count_checked(tmp_path):
     assert split_findings(tmp_path) == [
         ("index_inconsistency", name(1, 1),
          "split m records 5 tensors (split.tensors.count) but its parts hold 2")]
+
+
+def test_a_split_of_unreadable_parts_is_only_unreadable(tmp_path):
+    for k in (1, 2):
+        (tmp_path / name(k, 2)).write_bytes(b"GGUF" + bytes(20))  # a header cut short
+    got = scan([tmp_path]).findings
+    assert {f.path.rsplit("/", 1)[-1] for f in got} == {name(1, 2), name(2, 2)}
+    assert {f.kind.value for f in got} == {"file_unparseable"}

@@ -55,7 +55,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ["grit_scan/parsers/models.py"],
         ["tests/test_models_split.py", "tests/test_models_shards.py",
          "tests/test_models_columns.py", "tests/test_models_schemes.py",
-         "tests/test_producers_models.py", "tests/test_scan_scenarios.py"],
+         "tests/test_producers_models.py", "tests/test_scan_scenarios.py",
+         "tests/test_conventions_oracles.py"],
     ),
     "conventions": (
         ["grit_scan/conventions/base.py", "grit_scan/conventions/engine.py",
