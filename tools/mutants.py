@@ -63,6 +63,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
          "grit_scan/conventions/scales.py", "grit_scan/conventions/suffixes.py",
          "grit_scan/conventions/kinds/*.py"],
         ["tests/test_conventions_registry.py", "tests/test_conventions_oracles.py",
+         "tests/test_conventions_fp8_layouts.py", "tests/test_grit_check_kind.py",
+         "tests/test_models_shards.py",
          "tests/test_names_split.py", "tests/test_producers_conventions.py",
          "tests/test_plan_planes.py", "tests/test_convention_plans.py",
          "tests/test_producers_mlx.py", "tests/test_producers_awq_gemv.py",
