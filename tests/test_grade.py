@@ -296,3 +296,37 @@ def test_join_on_the_subnormal_axis(a, b):
     j = G.join(_acc(asub=a), _acc(asub=b))
     assert j == G.join(_acc(asub=b), _acc(asub=a))
     assert j["asub"] == (a if a == b else "any")
+
+
+@pytest.mark.parametrize("field,value", [("k0", "1"), ("k0", "65535"), ("k1", "0"),
+                                         ("k1", "65535")])
+def test_k_fields_accept_their_whole_16_bit_range(field, value):
+    # §3.1: k0 is a u16 that must be at least 1; k1 a u16 (0: one scale per tensor)
+    extra = ",s1=binary32" if field == "k1" else ""
+    k0 = value if field == "k0" else "32"
+    k1 = f",k1={value}" if field == "k1" else ""
+    g = G.parse_grade(f"grit1(e=e2m1,k0={k0},s0=e4m3{k1}{extra},esr=ratiomaxabs)")
+    assert g[field] == value
+
+
+def test_k1_past_its_16_bit_field_is_refused():
+    with pytest.raises(GritValueError, match="'k1' must be in 0..65535"):
+        G.parse_grade("grit1(e=e2m1,k0=16,s0=e4m3,k1=65536,s1=binary32,esr=ratiomaxabs)")
+
+
+def test_pairwise_one_is_the_smallest_pairwise():
+    g = G.parse_grade("grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs,ao=pairwise(1))")
+    assert g["ao"] == "pairwise(1)"
+
+
+@pytest.mark.parametrize("sp,needle", [("1:256:u4:asclsb", "need 1 <= N <= M <= 255"),
+                                       ("1:255:u4:asclsb", "does not fit"),
+                                       ("1:17:u4:asclsb", "does not fit")])
+def test_sparsity_m_limits(sp, needle):
+    with pytest.raises(GritValueError, match=needle):
+        G.parse_grade(f"grit1(e=s8,k0=32,s0=binary16,sp={sp},esr=ratiomaxabs)")
+
+
+def test_a_field_without_a_value():
+    with pytest.raises(GritValueError, match="field 'e' is not key=value"):
+        G.parse_grade("grit1(e,k0=32,s0=e8m0,esr=ratiomaxabs)")
