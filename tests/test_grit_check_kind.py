@@ -89,7 +89,11 @@ def test_half_the_scales_is_a_doubled_group_size(tmp_path):
     assert (f.detail["expected"], f.detail["actual"], f.detail["plane"]) == (sizes[1], half, 1)
     assert f.detail["step"] == 4 and f.detail["clause"] == "size.scale0"
     assert f.detail["suggested_fix"].startswith("re-export the descriptor with the group size")
-    assert f"k0={k0}" in f.detail["equation"] and f"{sizes[1]} bytes" in f.detail["equation"]
+    assert f.detail["likeliest_cause"] == (
+        f"the checkpoint was quantised at group_size={2 * k0}, not {k0}")
+    # the one line of the §7.3 equation, in exact arithmetic
+    assert f.detail["equation"] == (f"numel={numel}, k0={k0} -> n_groups0={numel // k0}, "
+                                    f"cw(e8m0)=8 -> {sizes[1]} bytes.")
 
 
 def test_a_data_plane_too_long(tmp_path):
@@ -198,3 +202,39 @@ def test_a_grit_headers_planes_are_its_tensors_and_nothing_else(tmp_path, capsys
     assert sorted(x["name"] for x in art["tensors"]) == sorted([W, "b.weight"])
     assert {x["source"] for x in art["tensors"]} == {"grit-header"}
     assert not [f for f in doc["findings"] if f["kind"] == "unsupported_convention"]
+
+
+def _truncate_after(path, keep_names):
+    """Cut the file right after the last byte of ``keep_names`` (by its own
+    header: 8-byte length, JSON, data)."""
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    hdr = {k: v for k, v in json.loads(raw[8:8 + n]).items() if k != "__metadata__"}
+    keep = 8 + n + max(hdr[k]["data_offsets"][1] for k in keep_names)
+    path.write_bytes(raw[:keep])
+    return sorted(k for k, v in hdr.items() if 8 + n + v["data_offsets"][1] > keep), keep
+
+
+def test_a_truncated_quantised_tensor_is_named_once_by_its_logical_name(tmp_path):
+    names = [f"model.layers.{i}.mlp.up_proj.weight" for i in range(3)]
+    write(tmp_path / "m.safetensors", {n: (mxfp4(), SHAPE, right_sizes(mxfp4())) for n in names})
+    cut, keep = _truncate_after(tmp_path / "m.safetensors",
+                                [f"{n}.grit_{p}" for n in names[:2] for p in ("data", "scale0")])
+    assert cut == sorted(f"{names[2]}.grit_{p}" for p in ("data", "scale0"))
+    got = findings(tmp_path / "m.safetensors")
+    assert len(got) == 1  # the truncated file, not a size mismatch for the tensor too
+    (f,) = got
+    assert f.tensor is None and f.detail["tensors"] == [names[2]] and f.detail["count"] == 1
+    assert f"; 1 tensor(s) run past its end ({names[2]}). " in f.message
+
+
+@pytest.mark.parametrize("n_cut", [3, 60])
+def test_a_truncated_files_names_shown_and_listed(tmp_path, n_cut):
+    names = [f"t{i:03d}.weight" for i in range(n_cut + 1)]
+    save_file({n: np.zeros(4, dtype=np.float32) for n in names}, str(tmp_path / "m.safetensors"))
+    cut, _ = _truncate_after(tmp_path / "m.safetensors", [names[0]])
+    assert len(cut) == n_cut
+    (f,) = findings(tmp_path / "m.safetensors")
+    shown = ", ".join(cut[:3]) + ("" if n_cut == 3 else f" and {n_cut - 3} more")
+    assert f"{n_cut} tensor(s) run past its end ({shown})." in f.message
+    assert f.detail["tensors"] == cut[:50] and f.detail["count"] == n_cut
