@@ -148,6 +148,9 @@ def test_a_layout_no_convention_knows_is_noted(tmp_path, capsys, sshape, wshape,
     art = scanned(tmp_path, capsys)
     assert art["tensors"] == []
     assert any(note in n for n in art["notes"]), art["notes"]
+    # the weight is left unconsumed: an FP8 tensor with no scale described
+    assert any(f"F8_E4M3 tensor '{W}' has no scale tensor beside it" in n
+               for n in art["notes"]), art["notes"]
 
 
 @pytest.mark.parametrize("rows,cols,sshape,want", [
