@@ -110,6 +110,12 @@ def test_quantised_modules_and_unquantised_counts(sub, capsys):
     assert {module_of(n, want) for n in got} == want, sub
     assert len(got) == len(want)
     assert {x["convention"] for x in got.values()} == {conv}
+    for x in got.values():
+        # a descriptor is inferred exactly when a grade is; a tensor GRIT v1
+        # cannot express says why, whether or not its grade is known
+        assert (x["source"] == "inferred") == (x["grade"] is not None), x
+        assert x["source"] in ("inferred", "none")
+        assert x["grade"] is not None or x["reason"], x
     for f, ts in files.items():
         floats = Counter(dt for n, (dt, _) in ts.items() if module_of(n, want) is None)
         # an activation's scale (input_scale) is no part of the weight's
