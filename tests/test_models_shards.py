@@ -161,3 +161,33 @@ def test_an_unclaimed_module_is_reported_on_its_shard(tmp_path, capsys):
     assert named[0]["message"].startswith("1 tensor(s) look quantised")
     files = by_file(doc)
     assert f"{q(1, 'v')}.weight" not in {x["name"] for x in files[S2]["tensors"]}
+
+
+def int8(mod):
+    """One bitsandbytes LLM.int8 linear: I8 weight, F32 per-row absmax SCB."""
+    return {f"{mod}.weight": np.zeros((16, 32), dtype=np.int8),
+            f"{mod}.SCB": np.ones(16, dtype=np.float32)}
+
+
+@pytest.mark.parametrize("index", [True, False])
+def test_a_convention_without_planes_is_listed_where_its_weight_is(tmp_path, capsys, index):
+    """LLM.int8 tensors are recognised but not representable (no planes):
+    each is still listed in the shard holding its weight, split or not."""
+    one = {**int8(q(0, "q")), f"{q(1, 'q')}.SCB": np.ones(16, dtype=np.float32),
+           "model.norm.weight": t("F16", (32,))}
+    two = {f"{q(1, 'q')}.weight": np.zeros((16, 32), dtype=np.int8), **int8(q(1, "k"))}
+    shards = {S1: one, S2: two}
+    for fname, tensors in shards.items():
+        save_file(tensors, str(tmp_path / fname))
+    if index:
+        wm = {n: f for f, ts in shards.items() for n in ts}
+        (tmp_path / "model.safetensors.index.json").write_text(
+            json.dumps({"metadata": {}, "weight_map": wm}))
+    (tmp_path / "config.json").write_text(json.dumps(
+        {"quantization_config": {"quant_method": "bitsandbytes", "load_in_8bit": True}}))
+    files = by_file(scan_json(tmp_path, capsys))
+    for f, ts in shards.items():
+        want = {n for n, a in ts.items() if n.endswith(".weight") and a.dtype == np.int8}
+        assert {x["name"] for x in files[f]["tensors"]} == want, f
+        assert all(x["grade"] is None and x["reason"] for x in files[f]["tensors"])
+    assert files[S1]["unquantized"] == {"F16": 1} and files[S2]["unquantized"] == {}
