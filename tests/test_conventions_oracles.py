@@ -242,3 +242,60 @@ def test_sharded_fp8_modules_decode_as_the_producer_dequantises():
         want = producer(mod)
         ours = np.asarray(ours, dtype=np.float32).reshape(want.shape)
         assert ((ours == want) | (np.isnan(ours) & np.isnan(want))).all(), mod
+
+
+PACKED = ["gptq/v1-legacy-4bit-g128", "gptq/v2-4bit-g32-asym", "gptq/v1-8bit-perchannel",
+          "awq/gemm-4bit-g128", "awq-gemm-4bit-g64"]
+
+
+def _quant_config(sub):
+    d = P / sub
+    cfg = config(sub)
+    for extra in ("quantize_config.json", "quant_config.json"):
+        if (d / extra).exists():
+            cfg = {**json.loads((d / extra).read_text()), **cfg}
+    return cfg
+
+
+@pytest.mark.parametrize("sub", PACKED)
+def test_packed_int_grades_and_zero_point_bytes(sub, capsys):
+    """GPTQ and AWQ from their files' shapes: qweight packs 32/b values per
+    int32 word (GPTQ [in·b/32, out], AWQ [in, out·b/32]), scales are
+    [in/group, out]; GRIT stores a sub-byte zero point one per byte (§3.4),
+    so it predicts in/group·out zero-point bytes where qzeros holds
+    in/group·out·b/8."""
+    qc = _quant_config(sub)
+    bits = qc.get("bits") or qc.get("w_bit")
+    files = stored(sub)
+    arts = scanned(sub, capsys)
+    got = {x["name"]: x for a in arts.values() for x in a["tensors"]}
+    assert len(got) == 14
+    for name, x in got.items():
+        mod = name[:-len(".weight")]
+        ts = {n: v for f in files.values() for n, v in f.items()}
+        (_, qw), (_, sc), (_, qz) = ts[f"{mod}.qweight"], ts[f"{mod}.scales"], ts[f"{mod}.qzeros"]
+        if sub.startswith("gptq"):
+            k, n = qw[0] * 32 // bits, qw[1]
+        else:
+            k, n = qw[0], qw[1] * 32 // bits
+        assert sc[1] == n
+        groups = sc[0]
+        group = k // groups
+        assert qc.get("group_size") in (group, -1)
+        zp_bytes = qz[0] * qz[1] * 4
+        assert zp_bytes == groups * n * bits // 8  # the producer's own packing
+        v1 = sub.startswith("gptq") and qc.get("checkpoint_format", "gptq") == "gptq"
+        canonical = (f"grit1(e=u{bits},k0={group},s0=binary16,zp=u{bits}"
+                     f"{',zpc=minus1' if v1 else ''},esr=affineminmax)")
+        if bits == 8:
+            # 8-bit zero points are one per byte already: no §0.3(d) exclusion,
+            # but the word packing is no placement, so no descriptor
+            assert x["grade"] is None
+            assert f"GRIT predicts {groups * n:,} zero-point bytes and the file holds as many" \
+                in x["reason"]
+        else:
+            assert x["grade"] == canonical, name
+            assert x["reason"].endswith(f"GRIT predicts {groups * n:,} zero-point bytes, the "
+                                        f"file holds {zp_bytes:,}")
+            assert f"packs its {bits}-bit zero points densely ({32 // bits} per int32 word)" \
+                in x["reason"]
