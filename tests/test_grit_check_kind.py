@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -238,3 +239,36 @@ def test_a_truncated_files_names_shown_and_listed(tmp_path, n_cut):
     shown = ", ".join(cut[:3]) + ("" if n_cut == 3 else f" and {n_cut - 3} more")
     assert f"{n_cut} tensor(s) run past its end ({shown})." in f.message
     assert f.detail["tensors"] == cut[:50] and f.detail["count"] == n_cut
+
+
+PRODUCERS = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
+
+
+@pytest.mark.parametrize("sub", ["gguf-quants/tiny-llama-Q4_K_M.gguf",
+                                 "gguf-quants/tiny-llama-Q8_0.gguf",
+                                 "gguf-moe/tiny-mixtral-MXFP4_MOE.gguf",
+                                 "awq/gemm-4bit-g128", "gptq/v2-4bit-g32-asym"])
+def test_correct_producer_files_have_no_grit_check_finding(sub):
+    """Files the producers wrote (MANIFEST.json: expect "correct"): a GGUF's
+    block payloads are exactly the sizes of their ggml types, and GPTQ/AWQ
+    tensors GRIT v1 cannot express are refused, never sized."""
+    expect = {e["path"]: e["expect"] for e in json.loads(
+        (PRODUCERS / "MANIFEST.json").read_text())["entries"]}
+    assert expect[sub] == "correct"
+    assert findings(PRODUCERS / sub) == []
+
+
+def test_a_truncated_file_still_sizes_its_intact_tensors(tmp_path):
+    names = [f"model.layers.{i}.mlp.up_proj.weight" for i in range(3)]
+    ok = right_sizes(mxfp4())
+    half = [ok[0], ok[1] // 2, 0, 0]
+    write(tmp_path / "m.safetensors", {names[0]: (mxfp4(), SHAPE, half),
+                                       names[1]: (mxfp4(), SHAPE, ok),
+                                       names[2]: (mxfp4(), SHAPE, ok)})
+    _truncate_after(tmp_path / "m.safetensors",
+                    [f"{n}.grit_{p}" for n in names[:2] for p in ("data", "scale0")])
+    got = sorted(findings(tmp_path / "m.safetensors"), key=lambda f: f.tensor or "")
+    assert [(f.kind.value, f.tensor) for f in got] == [("size_mismatch", None),
+                                                       ("size_mismatch", names[0])]
+    assert got[0].detail["tensors"] == [names[2]]
+    assert got[1].detail["plane"] == 1 and got[1].detail["actual"] == ok[1] // 2
