@@ -113,6 +113,10 @@ def test_layout_decodes_to_weight_times_scale(tmp_path, sshape, conv, k0, _, sdt
     want = producer(w, s, sshape, k0, sdt)
     ours = np.asarray(ours, dtype=np.float32).reshape(want.shape)
     assert (ours == want).all()
+    # a stored scale repeated per row is said so: per tensor, or one block row
+    per_tensor = any("per-tensor scale is this per-channel grade" in n for n in q.notes)
+    block_row = any(f"all {ROWS} rows lie in one block row" in n for n in q.notes)
+    assert (per_tensor, block_row) == (conv == "fp8-per-tensor", conv == "fp8-block")
 
 
 def test_two_d_blocks_are_not_representable(tmp_path, capsys):
@@ -141,6 +145,7 @@ def test_a_declared_block_equal_to_the_run_fits(tmp_path, capsys):
     ((ROWS, 3), (ROWS, COLS), f"48 scales for a {ROWS}x{COLS} FP8 weight match no"),
     ((ROWS * 3,), (ROWS, COLS), f"48 scales for a {ROWS}x{COLS} FP8 weight match no"),
     ((1, 3), (ROWS, COLS), f"3 scales for a {ROWS}x{COLS} FP8 weight match no"),
+    ((2, 1), (ROWS, COLS), f"2 scales for a {ROWS}x{COLS} FP8 weight match no"),
     ((2, ROWS, 1), (2, ROWS, COLS), "is not a layout this scanner knows"),
 ])
 def test_a_layout_no_convention_knows_is_noted(tmp_path, capsys, sshape, wshape, note):

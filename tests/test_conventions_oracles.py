@@ -258,6 +258,20 @@ def _quant_config(sub):
 
 
 @pytest.mark.parametrize("sub", PACKED)
+def test_packed_int_notes(sub):
+    """AWQ GEMM interleaves each word's nibbles [0,2,4,6,1,3,5,7] (AutoAWQ's
+    pack order); GPTQ v1 stores each zero point minus one, v2 as it is."""
+    import grit_scan
+
+    qs = [q for a in grit_scan.scan([str(P / sub)]).artifacts for q in a.quantized]
+    assert len(qs) == 14
+    for q in qs:
+        awq = any("Perm([0,2,4,6,1,3,5,7])" in n for n in q.notes)
+        gptq = any("v1 'gptq' stores z-1" in n for n in q.notes)
+        assert (awq, gptq) == (sub.startswith("awq"), sub.startswith("gptq")), q.notes
+
+
+@pytest.mark.parametrize("sub", PACKED)
 def test_packed_int_grades_and_zero_point_bytes(sub, capsys):
     """GPTQ and AWQ from their files' shapes: qweight packs 32/b values per
     int32 word (GPTQ [in·b/32, out], AWQ [in, out·b/32]), scales are
