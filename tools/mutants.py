@@ -1,22 +1,29 @@
-"""Scripted mutation testing of grit-scan's core modules.
+"""Scripted mutation testing of grit-scan's core modules (docs/architecture.md,
+"Mutation testing").
 
-    .venv/bin/python tools/mutants.py [--group NAME ...] [--rerun RESULTS.json]
-                                      [--out DIR] [--timeout S] [--list]
+    .venv/bin/python tools/mutants.py [--group NAME ...] [--jobs N] [--budget S]
+                                      [--rerun RESULTS.json] [--out DIR]
+                                      [--timeout S] [--list] [--report-only]
 
 Each target module is mutated one operator at a time (comparison flips,
 and/or swaps, ``not`` removal, + / - and * / // swaps, integer constants + 1,
 return values replaced, a statement of an if-body replaced by ``pass``).  A
-mutant is run against the tests of its group that execute the mutated lines
-(a traced run of the group's tests first records which test reaches which
-line; a line only executed while modules are imported gets every test of the
-group), with ``-x -q -p no:cacheprovider``.  A failing test kills the mutant;
-so does a run longer than ``--timeout`` (an infinite loop); a mutant no
-selected test reaches survives without a run.
+mutant is run against the tests of its group that execute the mutated lines:
+a traced run of the group's tests first records which test reaches which
+line (memoised functions' caches emptied before each test; what importing a
+target runs is traced too; a module-level line gets every test that runs
+the module's code), with ``-x`` semantics: the first failure kills it, so
+does a run longer than ``--timeout`` (an infinite loop); a mutant no test
+reaches survives without a run.  ``--budget S`` runs only the fastest of the
+selected tests that fit S traced seconds.
 
-Mutants run in forked children of one process that imported pytest, numpy
-and hypothesis once; a child installs the mutated source through an import
-hook, so nothing on disk changes and the worktree stays usable.  Tests that
-start another Python process see the unmutated code.
+Mutants run in children forked from one process that collected the group's
+tests once: the mutated function's code is swapped into the imported module
+(every reference to the function sees it), or, for a module not imported
+yet, the mutated source is served by an import hook.  Module-level mutants,
+and survivors whose lines ran at import (state computed then), are decided
+in a fresh interpreter.  Nothing on disk changes.  Tests that start another
+Python process see the unmutated code.
 
 Equivalent mutants are listed in tools/mutants-equivalent.txt, one per line:
 ``ID  reason`` (the ID as the report prints it).  The report
