@@ -59,7 +59,8 @@ EQUIVALENT = os.path.join(ROOT, "tools", "mutants-equivalent.txt")
 
 CONVENTION_TESTS = [
     "tests/test_conventions_oracles.py", "tests/test_conventions_fp8_layouts.py",
-    "tests/test_conventions_registry.py", "tests/test_producers_mlx.py",
+    "tests/test_conventions_gptq_shapes.py", "tests/test_conventions_registry.py",
+    "tests/test_producers_mlx.py",
     "tests/test_producers_awq_gemv.py", "tests/test_producers_bnb4.py",
     "tests/test_producers_conventions.py", "tests/test_producers_decode.py",
     "tests/test_models_shards.py", "tests/test_grit_check_kind.py"]
