@@ -9,6 +9,9 @@ import pytest
 import spec_values as S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ref_ids import desc_fields as ref_desc_fields
+from ref_ids import digest as ref_digest
+from ref_ids import plane_sizes as ref_plane_sizes
 
 from grit_scan.codec import descriptor as D
 from grit_scan.codec import grade as G
@@ -385,24 +388,69 @@ extent = st.one_of(st.integers(0, 4096), st.integers(0, 2**63 - 1), st.integers(
 plane_len = st.one_of(st.integers(0, 4096), st.integers(0, 2**62), st.integers(-3, -1))
 
 
-@settings(max_examples=10_000, deadline=None,
+def ref_sizes(raw, shape):
+    """The four plane lengths §7.3 step 4 requires, from tests/ref_ids.py's
+    exact-arithmetic equations (None where they do not apply)."""
+    try:
+        return ref_plane_sizes(ref_desc_fields(raw), shape)
+    except (AssertionError, ArithmeticError, IndexError, KeyError, ValueError):
+        return None
+
+
+@settings(max_examples=2_000, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(descriptors(), st.lists(extent, min_size=0, max_size=5),
-       st.lists(plane_len, min_size=4, max_size=4))
-def test_any_descriptor_gives_exactly_one_status(raw, shape, pb):
+       st.lists(plane_len, min_size=4, max_size=4), st.booleans())
+def test_any_descriptor_gives_exactly_one_status(raw, shape, pb, exact):
+    if exact and ref_sizes(raw, shape) is not None:
+        pb = ref_sizes(raw, shape)  # the sizes the independent equations give
     res = grit_check(raw, shape, pb, 1)
     assert isinstance(res.status, Status)
     assert (res.status == Status.OK) == (res.detail is None)
-    if res.detail is not None:
-        assert res.detail.step in (1, 2, 3, 4) and res.detail.message
+    if res.detail is None:
+        # OK: the plane lengths are exactly the independent equations' result
+        assert pb == ref_sizes(raw, shape)
+        return
+    assert res.detail.step in (1, 2, 3, 4) and res.detail.message
+    if res.detail.step < 4:
+        # steps 1-3 read the descriptor alone: any shape and sizes fail alike
+        other = grit_check(raw, [32], [0, 0, 0, 0], 1)
+        assert (other.status, other.detail and other.detail.step) == (res.status,
+                                                                      res.detail.step)
+    elif pb == ref_sizes(raw, shape):
+        # the sizes are right, so step 4 failed on the shape (§7.3 step 4's
+        # shape clauses), never on a plane
+        assert res.detail.plane is None
+
+
+@st.composite
+def level_2_inputs(draw):
+    raw = draw(descriptors())
+    sizes = ref_sizes(raw, [32])
+    if sizes is not None and max(sizes) <= 64 and draw(st.booleans()):
+        planes = [draw(st.binary(min_size=n, max_size=n)) for n in sizes]
+    else:
+        planes = draw(st.lists(st.binary(max_size=64), min_size=4, max_size=4))
+    true_digest = ref_digest(planes).to_bytes(16, "big")
+    dig = true_digest if draw(st.booleans()) else draw(st.binary(min_size=16, max_size=16))
+    return raw, planes, dig, dig == true_digest
 
 
 @settings(max_examples=300, deadline=None)
-@given(descriptors(), st.lists(st.binary(max_size=64), min_size=4, max_size=4),
-       st.binary(min_size=16, max_size=16))
-def test_level_2_any_input_one_status(raw, planes, dig):
+@given(level_2_inputs())
+def test_level_2_any_input_one_status(inputs):
+    raw, planes, dig, digest_right = inputs
     res = grit_check(raw, [32], level=2, planes=planes, expected_digest=dig)
     assert isinstance(res.status, Status)
+    level_1 = grit_check(raw, [32], [len(p) for p in planes], 1)
+    if not level_1.ok:
+        # level 2 is level 1 and then step 5: the same first failure
+        assert res.status == level_1.status and res.detail.step == level_1.detail.step
+    elif not digest_right:
+        # the digest is compared to an independent FNV-1a 128 of the planes
+        assert not res.ok and res.detail.step == 5
+    else:
+        assert res.ok or (res.detail.step == 5 and res.detail.clause != "digest")
 
 
 def test_digest_helper_matches_spec_for_level_2():

@@ -68,3 +68,61 @@ def test_suffixes_come_from_the_modules() -> None:
 
 def test_unquantised_floats_agree_with_the_reader() -> None:
     assert UNQUANTISED_FLOATS == safetensors_reader.UNQUANTISED_FLOATS
+
+
+# ---------------------------------------------------------------- registry guards
+
+def test_a_convention_without_a_name_is_refused() -> None:
+    before = registered()
+    with pytest.raises(TypeError, match="needs a name"):
+        type("Nameless", (Convention,), {})
+    assert registered() == before
+
+
+def test_a_name_defined_twice_is_refused() -> None:
+    taken = registered()[0].name
+    with pytest.raises(TypeError, match="defined twice"):
+        type("Again", (Convention,), {"name": taken, "precedence": 10_000})
+    assert [c.name for c in registered()].count(taken) == 1
+
+
+def test_two_conventions_sharing_a_precedence_are_refused(monkeypatch) -> None:
+    from grit_scan.conventions import base
+
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    first = registered()[0]
+    type("Clash", (Convention,), {"name": "clash-for-test", "precedence": first.precedence})
+    base.registered.cache_clear()
+    try:
+        with pytest.raises(TypeError, match=f"share precedence {first.precedence}"):
+            base.registered()
+    finally:
+        monkeypatch.undo()
+        base.registered.cache_clear()
+    assert "clash-for-test" not in {c.name for c in registered()}
+
+
+@pytest.mark.parametrize("declared,known", [
+    ({"method": "gptq"}, True),
+    ({"method": "awq"}, True),
+    ({"method": "compressed-tensors", "format": "float-quantized"}, True),
+    ({"method": "no-such-method"}, False),
+    ({}, False),
+    ({"method": 3}, False),
+    # MLX names itself in a raw field the normalised declaration drops
+    ({"raw": {"mode": "affine"}}, True),
+    ({"raw": {"mode": "no-such-mode"}}, False),
+    ({"raw": "mode=affine"}, False),
+])
+def test_recognised_declarations(declared, known) -> None:
+    """What docs/conventions.md's "declared as" column lists is recognised,
+    and nothing else."""
+    from grit_scan.conventions.base import recognised
+
+    listed = (ROOT / "docs" / "conventions.md").read_text()
+    for key, value in list(declared.items()) + list(
+            declared.get("raw", {}).items() if isinstance(declared.get("raw"), dict) else []):
+        if known and isinstance(value, str) and key != "format":
+            name = {"method": "quant_method"}.get(key, key)
+            assert f"{name}={value}" in listed  # the docs say so, independently
+    assert recognised(declared) is known

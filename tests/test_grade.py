@@ -173,3 +173,160 @@ def test_unregistered_format_word_spelling():
     assert h["e"] == "0x03e5"
     with pytest.raises(GritValueError):
         G.parse_grade("grit1(e=0x2040,k0=32,s0=e8m0,esr=exp2floormaxabs)")  # 1-bit
+
+
+# --------------------------------------------------------- §4.4 diagnostics, by rule
+
+@pytest.mark.parametrize("text,needle", [
+    ("grit1(e=e2m1,k0=32),s0=e8m0,esr=ratiomaxabs)", "unbalanced ')'"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=ratiomaxabs,ao=pairwise(4)", "unbalanced '('"),
+    ("grit1(e=e2m1,k0=,s0=e8m0,esr=ratiomaxabs)", "'k0' has an empty value"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=ratiomaxabs,ao=)", "'ao' has an empty value"),
+    ("grit1(e=s8,k0=32,s0=binary16,sp=a:4:u2:asclsb,esr=ratiomaxabs)",
+     "N and M must be decimal integers"),
+    ("grit1(e=s8,k0=32,s0=binary16,sp=2:4:u8:asclsb,esr=ratiomaxabs)",
+     "metadata format must be u2 or u4"),
+    ("grit1(e=s8,k0=32,s0=binary16,sp=2:4:u2:sorted,esr=ratiomaxabs)",
+     "order must be unordered or asclsb"),
+    ("grit1(e=s8,k0=32,s0=binary16,sp=0:4:u2:asclsb,esr=ratiomaxabs)", "need 1 <= N <= M"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs,ao=pairwise(x))", "'ao'"),
+    ("grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs,ao=bogus)", "'ao'"),
+])
+def test_each_rejection_says_which_rule(text, needle):
+    with pytest.raises(GritValueError) as ei:
+        G.parse_grade(text)
+    assert needle in str(ei.value)
+
+
+@pytest.mark.parametrize("n,m,meta", [(2, 4, "u2"), (1, 4, "u2"), (4, 4, "u2"), (2, 16, "u4"),
+                                      (8, 16, "u4")])
+def test_sparsity_within_its_metadata_bits(n, m, meta):
+    # §3.3: an index below M fits the metadata's bits (u2: M <= 4, u4: M <= 16)
+    g = G.parse_grade(f"grit1(e=s8,k0=32,s0=binary16,sp={n}:{m}:{meta}:asclsb,esr=ratiomaxabs)")
+    assert g["sp"] == f"{n}:{m}:{meta}:asclsb"
+    assert G.sparsity(g)[:2] == (n, m)
+
+
+@pytest.mark.parametrize("m,meta", [(5, "u2"), (8, "u2"), (17, "u4")])
+def test_sparsity_past_its_metadata_bits(m, meta):
+    with pytest.raises(GritValueError, match="does not fit"):
+        G.parse_grade(f"grit1(e=s8,k0=32,s0=binary16,sp=1:{m}:{meta}:asclsb,esr=ratiomaxabs)")
+
+
+def test_missing_keys_are_all_named_in_one_message():
+    with pytest.raises(GritValueError) as ei:
+        G.parse_grade("grit1(e=e2m1)")
+    msg = str(ei.value)
+    assert msg.startswith("missing required keys ") and all(k in msg for k in ("k0", "s0", "esr"))
+
+
+def test_pairwise_k_is_canonical_decimal():
+    g = G.parse_grade("grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs,ao=pairwise(008))")
+    assert g["ao"] == "pairwise(8)"
+    assert "pairwise(8)" in g.canonical
+
+
+def test_a_grade_string_must_be_text():
+    with pytest.raises(GritValueError, match="must be text"):
+        G.parse_grade(5)  # type: ignore[arg-type]
+
+
+def test_a_grade_prints_as_its_canonical_string():
+    assert str(G.GRADE_MXFP4) == S.GRADES["GRADE_MXFP4"][0]
+
+
+# ----------------------------------------------------------------- resolve()
+
+@pytest.mark.parametrize("text,name", [("nvfp4", "GRADE_NVF4"), ("NVFP4_RTZ", "GRADE_NVF4_RTZ"),
+                                       ("q4_k", "GRADE_Q4KS"), ("mxfp4", "GRADE_MXFP4"),
+                                       (" grade_i8s24 ", "GRADE_I8S24")])
+def test_resolve_names_and_aliases(text, name):
+    assert G.resolve(text).canonical == S.GRADES[name][0]
+
+
+def test_resolve_mxfp8_is_the_ocp_mx_grade():
+    # OCP MX v1.0: E4M3 elements, one E8M0 scale per 32, the floor scale rule
+    g = G.resolve("mxfp8")
+    assert (g["e"], g["k0"], g["s0"], g["esr"]) == ("e4m3", "32", "e8m0", "exp2floormaxabs")
+
+
+def test_resolve_refuses_a_family_name_with_its_reason():
+    with pytest.raises(GritValueError) as ei:
+        G.resolve("fp8")
+    assert "FP8 names a family" in str(ei.value) and "mxfp4" in str(ei.value)
+
+
+def test_resolve_an_unknown_name_lists_the_names():
+    with pytest.raises(GritValueError) as ei:
+        G.resolve("bogus")
+    msg = str(ei.value)
+    assert msg.startswith("unknown grade name 'bogus'")
+    assert all(n.removeprefix("GRADE_").lower() in msg for n in S.GRADES) and "mxfp8" in msg
+
+
+def test_resolve_text_that_is_no_name_is_parsed_as_a_grade_string():
+    with pytest.raises(GritValueError, match="grit1"):
+        G.resolve("e2m1.k0")
+    assert G.resolve(" GRIT1(E=E2M1, K0=32, S0=E8M0, ESR=EXP2FLOORMAXABS) ") == G.GRADE_MXFP4
+
+
+# ---------------------------------------------------- §4.3: join is a least upper bound
+
+AO = ["seq", "pairwise(4)", "pairwise(8)", "tree", "unspec"]
+ASUB = ["preserve", "ftz", "any"]
+
+
+@pytest.mark.parametrize("a", AO)
+@pytest.mark.parametrize("b", AO)
+def test_join_is_commutative_and_an_upper_bound_on_ao(a, b):
+    x, y = _acc(ao=a), _acc(ao=b)
+    j = G.join(x, y)
+    assert j == G.join(y, x)
+    assert G.refines(x, j) and G.refines(y, j)
+    # least: any common upper bound among the values is above the join
+    for c in AO:
+        z = _acc(ao=c)
+        if G.refines(x, z) and G.refines(y, z):
+            assert G.refines(j, z), (a, b, c)
+
+
+@pytest.mark.parametrize("a", ASUB)
+@pytest.mark.parametrize("b", ASUB)
+def test_join_on_the_subnormal_axis(a, b):
+    j = G.join(_acc(asub=a), _acc(asub=b))
+    assert j == G.join(_acc(asub=b), _acc(asub=a))
+    assert j["asub"] == (a if a == b else "any")
+
+
+@pytest.mark.parametrize("field,value", [("k0", "1"), ("k0", "65535"), ("k1", "0"),
+                                         ("k1", "65535")])
+def test_k_fields_accept_their_whole_16_bit_range(field, value):
+    # §3.1: k0 is a u16 that must be at least 1; k1 a u16 (0: one scale per tensor)
+    extra = ",s1=binary32" if field == "k1" else ""
+    k0 = value if field == "k0" else "32"
+    k1 = f",k1={value}" if field == "k1" else ""
+    g = G.parse_grade(f"grit1(e=e2m1,k0={k0},s0=e4m3{k1}{extra},esr=ratiomaxabs)")
+    assert g[field] == value
+
+
+def test_k1_past_its_16_bit_field_is_refused():
+    with pytest.raises(GritValueError, match="'k1' must be in 0..65535"):
+        G.parse_grade("grit1(e=e2m1,k0=16,s0=e4m3,k1=65536,s1=binary32,esr=ratiomaxabs)")
+
+
+def test_pairwise_one_is_the_smallest_pairwise():
+    g = G.parse_grade("grit1(e=e2m1,k0=32,s0=e8m0,esr=exp2floormaxabs,ao=pairwise(1))")
+    assert g["ao"] == "pairwise(1)"
+
+
+@pytest.mark.parametrize("sp,needle", [("1:256:u4:asclsb", "need 1 <= N <= M <= 255"),
+                                       ("1:255:u4:asclsb", "does not fit"),
+                                       ("1:17:u4:asclsb", "does not fit")])
+def test_sparsity_m_limits(sp, needle):
+    with pytest.raises(GritValueError, match=needle):
+        G.parse_grade(f"grit1(e=s8,k0=32,s0=binary16,sp={sp},esr=ratiomaxabs)")
+
+
+def test_a_field_without_a_value():
+    with pytest.raises(GritValueError, match="field 'e' is not key=value"):
+        G.parse_grade("grit1(e,k0=32,s0=e8m0,esr=ratiomaxabs)")

@@ -8,8 +8,10 @@ import struct
 from pathlib import Path
 
 import pytest
+import spec_values as S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ref_ids import fnv1a
 
 import grit_scan
 from grit_scan.artifact import Artifact, IssueCode
@@ -232,9 +234,33 @@ def test_fuzz_manifest_and_index_parsers(tmp_path, obj):
 @given(st.text(max_size=200) | st.text(alphabet="grit1(),=:ekspz0123456789abcdefuml", max_size=80))
 def test_fuzz_grade_parser(text):
     try:
-        parse_grade(text)
+        g = parse_grade(text)
     except GritError:
-        pass
+        return
+    # §4.4: the canonical form is lowercase with no whitespace, parses back to
+    # the same grade (a fixed point), and rules 1-2 make whitespace and case
+    # irrelevant; §6.2: grade_id is FNV-1a-64 of it (tests/ref_ids.py)
+    c = g.canonical
+    assert c == c.lower() and not any(ch.isspace() for ch in c) and c.startswith("grit1(")
+    assert parse_grade(c) == g and parse_grade(c).canonical == c
+    assert parse_grade(" " + c.upper().replace(",", " ,\n")) == g
+    assert g.grade_id == fnv1a(c.encode(), 64)
+
+
+@FUZZ
+@given(st.sampled_from(sorted(S.GRADES.items())), st.lists(st.tuples(
+    st.integers(0, 200), st.sampled_from([" ", "\t", "\n", "\r\n"])), max_size=6),
+    st.booleans())
+def test_grade_spellings_parse_to_the_spec_grade(item, spaces, upper):
+    """Any whitespace (§4.4 rule 1) and case (rule 2) in one of the spec's
+    registered grade strings gives that grade: its canonical string and the
+    §6.2 grade_id the spec lists."""
+    name, (canonical, grade_id) = item
+    text = canonical.upper() if upper else canonical
+    for at, ws in sorted(spaces, reverse=True):
+        text = text[:at] + ws + text[at:]
+    g = parse_grade(text)
+    assert (g.canonical, g.grade_id) == (canonical, grade_id)
 
 
 def test_gguf_string_array_length_does_not_hang():
