@@ -115,7 +115,8 @@ def _lone_surrogate(obj: dict[str, Any]) -> str | None:
             try:
                 s.encode("utf-8")
             except UnicodeEncodeError:
-                return s.encode("utf-8", "backslashreplace").decode("ascii")
+                shown: str = s.encode("utf-8", "backslashreplace").decode("ascii")
+                return shown
     return None
 
 
