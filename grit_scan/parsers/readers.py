@@ -34,7 +34,7 @@ from ..codec.errors import GritError
 from ..names import Declared
 from . import budgets, safetensors_reader
 from .fileio import SafeFile
-from .interface import ByteSource, ReadContext, default_role
+from .interface import ByteSource, ReadContext, Reader, default_role
 from .roles import gguf_role
 
 # The GGUF reader, the __grit__ header parser and the descriptor codec load
@@ -91,7 +91,8 @@ def _read_header(art: Artifact, source: ByteSource,
     return hdr
 
 
-class SafetensorsReader:
+class SafetensorsReader(Reader):
+    __slots__ = ()
     format = Format.SAFETENSORS
 
     def sniff(self, head: bytes, name: str, size: int) -> bool:
@@ -109,7 +110,8 @@ class SafetensorsReader:
         return _read_safetensors(source, ctx)
 
 
-class GgufReader:
+class GgufReader(Reader):
+    __slots__ = ()
     format = Format.GGUF
 
     def sniff(self, head: bytes, name: str, size: int) -> bool:
@@ -122,7 +124,7 @@ class GgufReader:
         return _read_gguf(source, ctx)
 
 
-CHECKPOINT_READERS = (GgufReader(), SafetensorsReader())
+CHECKPOINT_READERS: tuple[Reader, ...] = (GgufReader(), SafetensorsReader())
 
 
 def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = None) -> Artifact:
