@@ -86,7 +86,7 @@ class IssueCode(str, enum.Enum):
     INTERNAL_ERROR = "internal_error"  # a reader raised: contained to this file
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Issue:
     """What a reader found wrong in a file (rules map its code to a finding)."""
 
@@ -886,12 +886,6 @@ class Artifact:
     # (device, inode, size, mtime) of the local file its header was read from:
     # --deep refuses to read a different file under the same name
     identity: tuple[int, int, int, int] | None = None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # ``quantized`` is always a QList, however it is given
-        if name == "quantized" and not isinstance(value, QList):
-            value = QList(value)
-        object.__setattr__(self, name, value)
 
     def tensor_names(self) -> Sequence[str]:
         """The stored tensors' names (columns: no records are built)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grit_scan.artifact import Artifact, Format, QTensor, ScanInput, Source
+from grit_scan.artifact import Artifact, Format, QList, QTensor, ScanInput, Source
 from grit_scan.parsers import tree
 from grit_scan.rules import Kind, registry
 from grit_scan.rules.kinds import grit_check, inferred_descriptor, role_drift
@@ -32,9 +32,9 @@ def unshared(scan: ScanInput) -> ScanInput:
     out.artifacts = []
     for a in scan.artifacts:
         b = copy.copy(a)
-        b.quantized = [dataclasses.replace(
+        b.quantized = QList([dataclasses.replace(
             q, desc=copy.copy(q.desc), grade=copy.copy(q.grade), shape=list(q.shape),
-            layouts=dict(q.layouts)) for q in a.quantized]
+            layouts=dict(q.layouts)) for q in a.quantized])
         out.artifacts.append(b)
     return out
 
@@ -57,7 +57,7 @@ def _q(name: str, desc=None, grade=None, shape=(4, 32), source=Source.INFERRED,
 
 
 def _art(qs: list[QTensor], path: str = "m/a.safetensors") -> Artifact:
-    return Artifact(path=path, abs_path="/" + path, format=Format.SAFETENSORS, quantized=qs,
+    return Artifact(path=path, abs_path="/" + path, format=Format.SAFETENSORS, quantized=QList(qs),
                     group="m", model="m")
 
 
@@ -104,7 +104,7 @@ def test_inferred_descriptor_counts_every_tensor_of_interleaved_kins():
         for q in base:
             qs.append(dataclasses.replace(q, name=f"{q.name}.{r}",
                                           desc=copy.copy(q.desc) if r % 2 else q.desc))
-    b = dataclasses.replace(a, quantized=qs)
+    b = dataclasses.replace(a, quantized=QList(qs))
     (f,) = inferred_descriptor.check_file(b)
     assert f.detail["count"] == len(qs) == 30 * len(base)
     assert f.detail["tensors"] == [q.name for q in qs[:50]]
@@ -119,8 +119,8 @@ def test_grit_check_flags_the_one_tensor_whose_plane_differs_from_its_kin():
     bad = qs[17]
     bad.planes = [dataclasses.replace(p, length=p.length - 1) if j == 1 and p else p
                   for j, p in enumerate(bad.planes)]
-    found = [f for f in grit_check.check_file(dataclasses.replace(a, quantized=qs, issues=[]))
-             if f.tensor is not None]
+    b = dataclasses.replace(a, quantized=QList(qs), issues=[])
+    found = [f for f in grit_check.check_file(b) if f.tensor is not None]
     assert [(f.kind, f.tensor) for f in found] == [(Kind.SIZE_MISMATCH, "t17")]
 
 
