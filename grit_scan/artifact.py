@@ -96,6 +96,22 @@ class Issue:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+class IssueLog:
+    """Where convention inference records what it finds wrong, one module
+    at a time (``conventions.Ctx.art``): only issues, never an artifact's
+    other fields.  ``conventions.infer`` hands its issues back in its
+    ``Inferred`` result, and the caller gives each to the file it names."""
+
+    __slots__ = ("issues",)
+
+    def __init__(self) -> None:
+        self.issues: list[Issue] = []
+
+    def issue(self, code: IssueCode, message: str, tensor: str | None = None,
+              **detail: Any) -> None:
+        self.issues.append(Issue(code, message, tensor, detail))
+
+
 class StoredTensor(NamedTuple):
     """One tensor as the file lists it (a safetensors key or a GGUF tensor).
     A NamedTuple: a scan builds hundreds of thousands of these."""
@@ -857,6 +873,16 @@ class Recorded:
 _NAME_OF: Callable[[QTensor], str] = attrgetter("name")
 _ROLE_OF: Callable[[QTensor], str] = attrgetter("role")
 _NOTES_OF: Callable[[QTensor], tuple[str, ...]] = attrgetter("notes")
+
+
+class Inferred(NamedTuple):
+    """What ``conventions.infer`` found over a file's or a model's columns:
+    the quantised tensors, the issues (in the order found), and the count
+    of every unquantised stored tensor by dtype (in the order first seen)."""
+
+    quantized: QList
+    issues: list[Issue]
+    unquantized: dict[str, int]
 
 
 @dataclass

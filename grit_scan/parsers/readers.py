@@ -199,9 +199,17 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
         from .. import conventions  # here: a file of only floats never needs it (start-up)
 
         cols = conventions.Columns.of(table if table is not None else tensors)
-        art.quantized.extend(conventions.infer(art, cols, conventions.used_mask(cols, used),
-                                               declared, role))
+        got = conventions.infer(cols, conventions.used_mask(cols, used), declared, role)
+        art.quantized.extend(got.quantized)
+        art.issues.extend(got.issues)
+        add_counts(art, got.unquantized)
     return art
+
+
+def add_counts(art: Artifact, counts: Mapping[str, int]) -> None:
+    """Count unquantised stored tensors (by dtype) on the artifact being read."""
+    for dt, n in counts.items():
+        art.unquantized[dt] = art.unquantized.get(dt, 0) + n
 
 
 @functools.lru_cache(maxsize=256)
