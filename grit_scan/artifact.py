@@ -11,14 +11,13 @@ to finding kinds and severities.  Nothing here does I/O or reporting.
 from __future__ import annotations
 
 import enum
-import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, groupby, islice, repeat
 from operator import attrgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
 
 from .codec.errors import GritError
 
@@ -258,16 +257,7 @@ class PlaneRef:
     file: str | None = None
 
 
-if TYPE_CHECKING:
-    _PlaneSeqBase: TypeAlias = Sequence[PlaneRef | None]
-else:
-    # a plain class at run time, registered as a Sequence below: an ABC's
-    # isinstance goes through ABCMeta, about a microsecond, and the scan
-    # asks it of every quantised tensor (issue 15)
-    _PlaneSeqBase = object
-
-
-class PlaneSeq(_PlaneSeqBase):
+class PlaneSeq(Sequence[PlaneRef | None]):
     """A quantised tensor's planes kept compactly, each PlaneRef built when
     it is asked for (conventions/engine.py keeps a replayed convention's
     planes as positions in the model's columns: a list and a PlaneRef per
@@ -279,18 +269,6 @@ class PlaneSeq(_PlaneSeqBase):
 
     def __iter__(self) -> Iterator[PlaneRef | None]:
         return map(self.__getitem__, range(len(self)))
-
-    def __contains__(self, value: object) -> bool:
-        return any(p == value for p in self)
-
-    def __reversed__(self) -> Iterator[PlaneRef | None]:
-        return map(self.__getitem__, reversed(range(len(self))))
-
-    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
-        return list(self).index(value, start, stop)
-
-    def count(self, value: Any) -> int:
-        return list(self).count(value)
 
     def plane_bytes(self) -> list[int]:
         """Each plane's stored bytes (length x broadcast), 0 when absent."""
@@ -318,12 +296,11 @@ class PlaneSeq(_PlaneSeqBase):
         return repr(list(self))
 
 
-Sequence.register(PlaneSeq)  # type: ignore[type-abstract]  # abstract: __len__, __getitem__
-
-
 def plane_bytes(planes: Sequence[PlaneRef | None]) -> list[int]:
     """Each plane's stored bytes (length x broadcast), 0 when absent."""
-    if isinstance(planes, PlaneSeq):
+    # a list's type is tested first: cheaper than the ABC's isinstance,
+    # and the scan asks this of every quantised tensor kept as an object
+    if type(planes) is not list and isinstance(planes, PlaneSeq):
         return planes.plane_bytes()
     return [0 if p is None else p.length * p.broadcast for p in planes]
 
@@ -398,13 +375,7 @@ class Replays(Protocol):
         ...
 
 
-if TYPE_CHECKING:
-    _QListBase: TypeAlias = Sequence[QTensor]
-else:
-    _QListBase = object  # registered as a Sequence below, as PlaneSeq
-
-
-class QList(_QListBase):
+class QList(Sequence[QTensor]):
     """An artifact's quantised tensors, in order: QTensor objects, and
     tensors a ``Replays`` makes from one int, kept as two array entries and
     made when asked for (each ask makes a new QTensor: edit one by putting
@@ -592,18 +563,6 @@ class QList(_QListBase):
             return iter(self._objs)
         return map(self.__getitem__, range(len(self)))
 
-    def __contains__(self, value: object) -> bool:
-        return any(q == value for q in self)
-
-    def __reversed__(self) -> Iterator[QTensor]:
-        return map(self.__getitem__, reversed(range(len(self))))
-
-    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
-        return list(self).index(value, start, stop)
-
-    def count(self, value: Any) -> int:
-        return list(self).count(value)
-
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (QList, list)):
             return len(self) == len(other) and list(self) == list(other)
@@ -763,8 +722,6 @@ class QList(_QListBase):
         return ((objs[v], None, 0) if k < 0 else (None, makers[k], v)
                 for k, v in zip(kinds, vals))
 
-
-Sequence.register(QList)
 
 
 class Recorded:
