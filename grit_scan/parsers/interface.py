@@ -50,16 +50,15 @@ def default_role(module: str) -> str:
 
 class ReadContext(NamedTuple):
     """What a reader knows besides the bytes: how to show the file, the
-    declared quantisation of its directory and its operand-role mapper
-    (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
+    declared quantisation of its directory and its operand-role mapper (for
+    the tensors the file's own GRIT records describe; conventions are
+    inferred per model, after grouping: parsers/models.py).  A NamedTuple,
+    not a frozen dataclass: every scan imports this module (start-up)."""
 
     display: str
     abs_path: str
     declared: Declared | None = None
     role: Callable[[str], str] = default_role
-    # False: read the header and any GRIT header only; conventions are then
-    # inferred per model across its shards (parsers/models.py)
-    infer: bool = True
 
 
 class Reader(ABC):

@@ -13,7 +13,6 @@ import functools
 import re
 import struct
 from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, groupby, repeat
 from operator import itemgetter
@@ -129,7 +128,10 @@ CHECKPOINT_READERS: tuple[Reader, ...] = (GgufReader(), SafetensorsReader())
 
 def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = None) -> Artifact:
     """Open a local file and read it with the reader of ``fmt`` (or the one
-    that sniffs it); an unopenable file becomes an issue, never an exception."""
+    that sniffs it); an unopenable file becomes an issue, never an exception.
+    The file as read: a safetensors file's conventions are inferred when it
+    is grouped into its model (``models.assemble``, which a scan and
+    ``api.load_tensor`` call)."""
     ctx = ctx or ReadContext(display=path, abs_path=path)
     try:
         with SafeFile(path) as f:
@@ -173,17 +175,12 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     table = hdr.table
     if table is not None:
         art.tensors = table
-        if ("__grit__" not in hdr.metadata and ctx.infer
-                and set(table.dtypes) <= safetensors_reader.UNQUANTISED_FLOATS):
-            # nothing here can be quantised: count dtypes without building records
-            for dt, n in Counter(table.dtypes).items():
-                art.unquantized[dt] = art.unquantized.get(dt, 0) + n
+        if "__grit__" not in hdr.metadata:
+            # nothing more in the file: conventions are inferred per model,
+            # across its shards, once the files are grouped (parsers/models.py)
             return art
-        if "__grit__" not in hdr.metadata and not ctx.infer:
-            return art  # a model's shard: records are built when the model is (models.py)
         # records only for a GRIT header to be checked against (issue 15)
-        tensors: Mapping[str, StoredTensor] = (
-            table.by_name() if "__grit__" in hdr.metadata else {})
+        tensors: Mapping[str, StoredTensor] = table.by_name()
     else:
         tensors = hdr.tensors
         art.tensors = sorted(tensors.values(), key=itemgetter(0))  # by name
@@ -195,21 +192,7 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
             q.declared = declared
         art.quantized.extend(qs)
     art.claimed = used
-    if ctx.infer:
-        from .. import conventions  # here: a file of only floats never needs it (start-up)
-
-        cols = conventions.Columns.of(table if table is not None else tensors)
-        got = conventions.infer(cols, conventions.used_mask(cols, used), declared, role)
-        art.quantized.extend(got.quantized)
-        art.issues.extend(got.issues)
-        add_counts(art, got.unquantized)
     return art
-
-
-def add_counts(art: Artifact, counts: Mapping[str, int]) -> None:
-    """Count unquantised stored tensors (by dtype) on the artifact being read."""
-    for dt, n in counts.items():
-        art.unquantized[dt] = art.unquantized.get(dt, 0) + n
 
 
 @functools.lru_cache(maxsize=256)

@@ -272,14 +272,14 @@ def _declared(d: _Dir, scan: ScanInput, group: str) -> tuple[Declared | None,
 
 
 def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
-                   role: Callable[[str], str], infer: bool = True,
+                   role: Callable[[str], str],
                    tracebacks: list[str] | None = None) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
     that file (a finding with the exception's message), never the scan; its
-    traceback goes to ``tracebacks`` (the scan's, for --debug).
-    ``infer=False`` leaves conventions to the model (parsers/models.py)."""
+    traceback goes to ``tracebacks`` (the scan's, for --debug).  Conventions
+    are the model's, once its files are grouped (parsers/models.py)."""
     try:
-        return readers.read_path(path, ReadContext(disp, path, declared, role, infer), fmt)
+        return readers.read_path(path, ReadContext(disp, path, declared, role), fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
@@ -314,8 +314,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     indexes = _parse_indexes(d, group)
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
-        art = contained_read(path, disp, fmt, declared, role, infer=False,
-                             tracebacks=scan.tracebacks)
+        art = contained_read(path, disp, fmt, declared, role, tracebacks=scan.tracebacks)
         art.group = group
         scan.artifacts.append(art)
         if tick is not None:
