@@ -244,9 +244,10 @@ def nbytes_map(tensors: Sequence[StoredTensor]) -> dict[str, int]:
 NO_LAYOUTS: Mapping[int, str] = MappingProxyType({})
 
 
-@dataclass(slots=True)
-class PlaneRef:
-    """Where one stored byte run of a quantised tensor lives."""
+class PlaneRef(NamedTuple):
+    """Where one stored byte run of a quantised tensor lives (immutable: a
+    NamedTuple, as cheap to make as a tuple, since the scan makes one per
+    plane it is asked for)."""
 
     tensor: str | None  # the stored tensor holding it (None: synthesised)
     offset: int  # absolute file offset

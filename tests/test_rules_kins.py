@@ -117,7 +117,7 @@ def test_grit_check_flags_the_one_tensor_whose_plane_differs_from_its_kin():
     assert grit_check.check_file(a) == []
     qs = [dataclasses.replace(q0, name=f"t{i}") for i in range(40)]
     bad = qs[17]
-    bad.planes = [dataclasses.replace(p, length=p.length - 1) if j == 1 and p else p
+    bad.planes = [p._replace(length=p.length - 1) if j == 1 and p else p
                   for j, p in enumerate(bad.planes)]
     b = dataclasses.replace(a, quantized=QList(qs), issues=[])
     found = [f for f in grit_check.check_file(b) if f.tensor is not None]

@@ -27,7 +27,7 @@ from itertools import accumulate, chain, compress, islice
 from operator import add, ne
 from typing import TYPE_CHECKING
 
-from ..artifact import Artifact, Format, Issue, PlaneSeq, QList, QTensor, TensorTable
+from ..artifact import Artifact, Format, Issue, PlaneRef, PlaneSeq, QList, QTensor, TensorTable
 from ..names import Declared
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
@@ -291,15 +291,19 @@ def _home(q: QTensor, cols: Columns) -> str | None:
 
 
 def _localise(q: QTensor, home: str) -> None:
-    """A plane in the tensor's own file needs no file reference."""
-    if isinstance(q.planes, PlaneSeq):
-        q.planes.localise(home)  # its PlaneRefs are built when asked
-        refs = [q.payload]
-    else:
-        refs = q.refs()
-    for ref in refs:
-        if ref is not None and ref.file == home:
-            ref.file = None
+    """A plane in the tensor's own file needs no file reference (a QTensor
+    just inferred, not yet given to its artifact)."""
+    planes = q.planes
+    if isinstance(planes, PlaneSeq):
+        planes.localise(home)  # its PlaneRefs are built when asked
+    elif planes is not None and any(p is not None and p.file == home for p in planes):
+        q.planes = [_here(p, home) for p in planes]
+    q.payload = _here(q.payload, home)
+
+
+def _here(ref: PlaneRef | None, home: str) -> PlaneRef | None:
+    """``ref`` without its file when that file is ``home``."""
+    return ref._replace(file=None) if ref is not None and ref.file == home else ref
 
 
 def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
