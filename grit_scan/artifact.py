@@ -14,7 +14,7 @@ import enum
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, groupby, islice, repeat
+from itertools import chain, compress, islice, repeat
 from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
@@ -754,6 +754,8 @@ class Recorded:
         return len(self.names_)
 
     def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
+        if self.objs is not None:
+            return self.objs[g]
         name = self.names_[g]
         return QTensor(name, f"{self.rel}::{name}", tuple(self.shapes[g]), Source.MANIFEST,
                        self.descs[g], None, "manifest", None, None, None,
@@ -762,8 +764,8 @@ class Recorded:
 
     def entry(self, g: int) -> QTensor:
         """The entry at ``g``: the object itself when the entries were read
-        as objects (``of``), else made from the columns."""
-        return self.make(g, None) if self.objs is None else self.objs[g]
+        as objects (``of_entries``), else made from the columns."""
+        return self.make(g, None)
 
     def names(self, gs: Sequence[int]) -> Iterable[str]:
         return map(self.names_.__getitem__, gs)
@@ -800,24 +802,26 @@ class Recorded:
 
     @staticmethod
     def of(quantized: QList) -> list[Recorded]:
-        """Each listed file's entries as a Recorded, in order: the list's
-        own (``entries``) when it holds them as the reader adds them, else
-        built from the runs of its objects that share one notes tuple (a
-        manifest read entry by entry, or a list edited since)."""
+        """Each listed file's entries as a Recorded, in order, from a
+        manifest artifact's list as its reader made it (parsers/manifest.py
+        adds every listed file's entries as one Recorded); a list sliced or
+        edited since is refused (ValueError): it no longer says which file
+        each entry is from."""
         recs = Recorded.entries(quantized)
-        if recs is not None:
-            return recs
-        out = []
-        for notes, run in groupby(quantized, key=_NOTES_OF):
-            qs = list(run)
-            digests = [q.expected_digest for q in qs]
-            r = Recorded(next((n[5:] for n in notes if n.startswith("file=")), ""),
-                         [q.name for q in qs], [q.shape for q in qs], [q.desc for q in qs],
-                         [q.expected_gid for q in qs],
-                         digests if any(d is not None for d in digests) else None)
-            r.objs = qs
-            out.append(r)
-        return out
+        if recs is None:
+            raise ValueError("not a grit-manifest.json's entries as read")
+        return recs
+
+    @staticmethod
+    def of_entries(rel: str, qs: list[QTensor]) -> Recorded:
+        """The Recorded of entries read one by one as QTensors (a manifest
+        with a malformed entry), which ``entry`` and ``make`` give back."""
+        digests = [q.expected_digest for q in qs]
+        r = Recorded(rel, [q.name for q in qs], [q.shape for q in qs], [q.desc for q in qs],
+                     [q.expected_gid for q in qs],
+                     digests if any(d is not None for d in digests) else None)
+        r.objs = qs
+        return r
 
     @staticmethod
     def columns(recs: Sequence[Recorded]) -> tuple[array[int], array[int]]:
@@ -830,7 +834,6 @@ class Recorded:
 
 _NAME_OF: Callable[[QTensor], str] = attrgetter("name")
 _ROLE_OF: Callable[[QTensor], str] = attrgetter("role")
-_NOTES_OF: Callable[[QTensor], tuple[str, ...]] = attrgetter("notes")
 
 
 class Inferred(NamedTuple):
