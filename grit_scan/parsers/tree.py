@@ -302,7 +302,7 @@ def _parse_indexes(d: _Dir, group: str) -> list[tuple[Artifact, Any]]:
     out: list[tuple[Artifact, Any]] = []
     for path, disp in d.indexes:
         art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
-        out.append((art, configs.read_json(path, art)))
+        out.append((art, index.share_shard_names(configs.read_json(path, art))))
     return out
 
 
