@@ -21,9 +21,21 @@ from collections.abc import Callable
 from typing import ClassVar, NamedTuple, Protocol
 
 from ..artifact import Artifact, Format
+from ..codec.errors import GritError
 from ..names import Declared
 
 SNIFF_BYTES = 16  # what sniff() is given of a file's head
+
+
+class ParseError(GritError):
+    """A file that cannot be read as its format at all: the one error type
+    every reader's header parser raises (its message says why), which the
+    reader turns into an UNPARSEABLE issue (parsers/readers.py)."""
+
+
+class Unsupported(ParseError):
+    """The variant for a valid file of a form the reader does not represent
+    (a big-endian GGUF): one clear line, not a structural finding."""
 
 
 class ByteSource(Protocol):

@@ -33,7 +33,7 @@ from ..codec.errors import GritError
 from ..names import Declared
 from . import budgets, safetensors_reader
 from .fileio import SafeFile
-from .interface import ByteSource, ReadContext, Reader, default_role
+from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, default_role
 from .roles import gguf_role
 
 # The GGUF reader, the __grit__ header parser and the descriptor codec load
@@ -56,29 +56,23 @@ def _fail(art: Artifact, msg: str) -> Artifact:
     return art
 
 
-_NOTHING: tuple[type[Exception], ...] = ()
-
-
 def _read_header(art: Artifact, source: ByteSource,
-                 read: Callable[[ByteSource, Artifact], T],
-                 parse_error: type[Exception],
-                 unsupported: type[Exception] | tuple[type[Exception], ...] = _NOTHING,
-                 ) -> T | None:
+                 read: Callable[[ByteSource, Artifact], T]) -> T | None:
     """Read the header with ``read``, check that the source did not change
-    meanwhile.  None (with an issue on ``art``) when it could not.
-    ``parse_error``: what the reader raises for a malformed header;
-    ``unsupported``: what it raises for a valid file it cannot represent."""
+    meanwhile.  None (with an issue on ``art``) when it could not: a
+    ``ParseError`` for a malformed header, its ``Unsupported`` variant for a
+    valid file the reader cannot represent."""
     art.size = source.size
     art.identity = getattr(source, "identity", None)
     try:
         hdr = read(source, art)
         why = source.changed()
-    except unsupported as exc:
+    except Unsupported as exc:
         # one clear line, not a structural finding: the file may be fine
         art.parsed = False
         art.issue(IssueCode.NOT_REPRESENTABLE, str(exc), unsupported=True)
         return None
-    except parse_error as exc:
+    except ParseError as exc:
         _fail(art, str(exc))
         return None
     except ReadError as exc:
@@ -164,8 +158,7 @@ def read_gguf(path: str, display: str) -> Artifact:
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS)
     declared, role = ctx.declared, ctx.role
-    hdr = _read_header(art, source, safetensors_reader.read_header,
-                       safetensors_reader.ParseError)
+    hdr = _read_header(art, source, safetensors_reader.read_header)
     if hdr is None:
         return art
     art.metadata = {"header_len": hdr.header_len}
@@ -262,8 +255,7 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     from .ggml_types import MAPPINGS  # gguf: GGUF only
 
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
-    h = _read_header(art, source, gguf_reader.read_header, gguf_reader.ParseError,
-                     gguf_reader.Unsupported)
+    h = _read_header(art, source, gguf_reader.read_header)
     if h is None:
         return art
     table = art.tensors = h.tensors
