@@ -137,7 +137,8 @@ def _tensors(art: Artifact, rel: str, tensors: dict[str, Any],
     whose descriptor and gid texts decode, and whose shape is a list of
     non-negative integers) is read with C-level passes, each distinct text
     and shape checked once; any other goes entry by entry through
-    ``_tensor``, which reports what is wrong (issue 15: 25,000 entries)."""
+    ``_tensor``, which reports what is wrong (a manifest may list 25,000
+    entries)."""
     ents = list(tensors.values())
     if not _OBJECTS.issuperset(map(type, ents)):
         return _each(art, rel, tensors, memo)

@@ -142,8 +142,9 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
     cols = _columns(members, overlap)
     used = conventions.used_mask(cols, set().union(*(a.claimed for a in members)))
     by_path = {a.abs_path: a for a in members}
-    got = conventions.infer(cols, used, declared, role)
-    qs = got.quantized
+    # taken apart at once: the list is dropped below when every tensor has
+    # gone to its shard, and nothing else may keep it alive
+    qs, issues, counted = conventions.infer(cols, used, declared, role)
     for a in members:
         a.quantized.home = a.abs_path  # a replayed tensor's planes there need no file
     first = members[0].abs_path
@@ -160,10 +161,10 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         home = by_path[_home(q, cols) or first]
         _localise(q, home.abs_path)
         home.quantized.append(q)
-    for iss, g in zip(got.issues, _positions(got.issues, cols)):
+    for iss, g in zip(issues, _positions(issues, cols)):
         owner = members[0] if g is None else by_path[cols.file(g) or ""]
         owner.issues.append(iss)
-    if not got.unquantized:
+    if not counted:
         return
     unused = used.translate(conventions.UNUSED)
     if overlap:
