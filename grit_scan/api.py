@@ -19,9 +19,9 @@ from .codec.errors import GritValueError
 from .codec.fnv import compiled_backend
 from .collector import paused
 from .config import Settings, settings_from_table
-from .parsers import gritconfig, readers, staged, tree
+from .parsers import gritconfig, models, readers, staged, tree
 from .parsers.fileio import ReadMeter
-from .parsers.interface import ReadContext
+from .parsers.interface import ReadContext, default_role
 from .parsers.remote import MissingExtra, RemoteOptions, is_url
 from .report.policy import FailOn, parse_fail_on
 from .report.report import Report, from_scan, ignored_counts
@@ -378,9 +378,9 @@ def _model_of(path: str, remote: RemoteOptions | None
             if sharded or re.search(_SPLIT_PART, os.path.basename(path)):
                 data = tree.collect_beside(path)
                 if not any(a.abs_path == real for a in data.artifacts):
-                    data.artifacts.append(readers.read_path(real, ReadContext(path, real), fmt))
+                    data.artifacts.append(_read_alone(real, path, fmt))
             else:
-                art = readers.read_path(real, ReadContext(path, real), fmt=fmt)
+                art = _read_alone(real, path, fmt)
                 if not art.parsed:
                     raise GritValueError(f"{path}: " + "; ".join(
                         i.message for i in art.issues[:1]))
@@ -392,6 +392,14 @@ def _model_of(path: str, remote: RemoteOptions | None
         raise GritValueError(f"{path}: no readable safetensors or GGUF file"
                              + (f" ({why})" if why else ""))
     return arts, prefer, data.sources
+
+
+def _read_alone(real: str, display: str, fmt: Format) -> Artifact:
+    """One checkpoint file read on its own, as the model of one file a scan
+    of it would make (conventions inferred by ``models.assemble``)."""
+    art = readers.read_path(real, ReadContext(display, real), fmt)
+    models.assemble([art], [], None, default_role)
+    return art
 
 
 def _find(arts: Sequence[Artifact], name: str, prefer: str | None
@@ -425,7 +433,7 @@ def quantized_names(path: str) -> list[str]:
         fmt = tree.classify(os.path.basename(path), real)
         if fmt is None or not fmt.is_checkpoint_file:
             return []
-        art = readers.read_path(real, fmt=fmt)
+        art = _read_alone(real, real, fmt)
         return art.quantized.names() if art.parsed else []
     except Exception:  # noqa: BLE001 - completion must never fail the shell
         return []

@@ -11,14 +11,13 @@ to finding kinds and severities.  Nothing here does I/O or reporting.
 from __future__ import annotations
 
 import enum
-import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, groupby, islice, repeat
+from itertools import chain, compress, islice, repeat
 from operator import attrgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
 
 from .codec.errors import GritError
 
@@ -87,7 +86,7 @@ class IssueCode(str, enum.Enum):
     REFERENCE = "reference_loader"  # the format's reference loader's verdict (parsers/reference.py)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Issue:
     """What a reader found wrong in a file (rules map its code to a finding)."""
 
@@ -95,6 +94,22 @@ class Issue:
     message: str
     tensor: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+
+
+class IssueLog:
+    """Where convention inference records what it finds wrong, one module
+    at a time (``conventions.Ctx.art``): only issues, never an artifact's
+    other fields.  ``conventions.infer`` hands its issues back in its
+    ``Inferred`` result, and the caller gives each to the file it names."""
+
+    __slots__ = ("issues",)
+
+    def __init__(self) -> None:
+        self.issues: list[Issue] = []
+
+    def issue(self, code: IssueCode, message: str, tensor: str | None = None,
+              **detail: Any) -> None:
+        self.issues.append(Issue(code, message, tensor, detail))
 
 
 class StoredTensor(NamedTuple):
@@ -230,9 +245,10 @@ def nbytes_map(tensors: Sequence[StoredTensor]) -> dict[str, int]:
 NO_LAYOUTS: Mapping[int, str] = MappingProxyType({})
 
 
-@dataclass(slots=True)
-class PlaneRef:
-    """Where one stored byte run of a quantised tensor lives."""
+class PlaneRef(NamedTuple):
+    """Where one stored byte run of a quantised tensor lives (immutable: a
+    NamedTuple, as cheap to make as a tuple, since the scan makes one per
+    plane it is asked for)."""
 
     tensor: str | None  # the stored tensor holding it (None: synthesised)
     offset: int  # absolute file offset
@@ -243,16 +259,7 @@ class PlaneRef:
     file: str | None = None
 
 
-if TYPE_CHECKING:
-    _PlaneSeqBase: TypeAlias = Sequence[PlaneRef | None]
-else:
-    # a plain class at run time, registered as a Sequence below: an ABC's
-    # isinstance goes through ABCMeta, about a microsecond, and the scan
-    # asks it of every quantised tensor (issue 15)
-    _PlaneSeqBase = object
-
-
-class PlaneSeq(_PlaneSeqBase):
+class PlaneSeq(Sequence[PlaneRef | None]):
     """A quantised tensor's planes kept compactly, each PlaneRef built when
     it is asked for (conventions/engine.py keeps a replayed convention's
     planes as positions in the model's columns: a list and a PlaneRef per
@@ -264,18 +271,6 @@ class PlaneSeq(_PlaneSeqBase):
 
     def __iter__(self) -> Iterator[PlaneRef | None]:
         return map(self.__getitem__, range(len(self)))
-
-    def __contains__(self, value: object) -> bool:
-        return any(p == value for p in self)
-
-    def __reversed__(self) -> Iterator[PlaneRef | None]:
-        return map(self.__getitem__, reversed(range(len(self))))
-
-    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
-        return list(self).index(value, start, stop)
-
-    def count(self, value: Any) -> int:
-        return list(self).count(value)
 
     def plane_bytes(self) -> list[int]:
         """Each plane's stored bytes (length x broadcast), 0 when absent."""
@@ -303,12 +298,11 @@ class PlaneSeq(_PlaneSeqBase):
         return repr(list(self))
 
 
-Sequence.register(PlaneSeq)  # type: ignore[type-abstract]  # abstract: __len__, __getitem__
-
-
 def plane_bytes(planes: Sequence[PlaneRef | None]) -> list[int]:
     """Each plane's stored bytes (length x broadcast), 0 when absent."""
-    if isinstance(planes, PlaneSeq):
+    # a list's type is tested first: cheaper than the ABC's isinstance,
+    # and the scan asks this of every quantised tensor kept as an object
+    if type(planes) is not list and isinstance(planes, PlaneSeq):
         return planes.plane_bytes()
     return [0 if p is None else p.length * p.broadcast for p in planes]
 
@@ -383,13 +377,7 @@ class Replays(Protocol):
         ...
 
 
-if TYPE_CHECKING:
-    _QListBase: TypeAlias = Sequence[QTensor]
-else:
-    _QListBase = object  # registered as a Sequence below, as PlaneSeq
-
-
-class QList(_QListBase):
+class QList(Sequence[QTensor]):
     """An artifact's quantised tensors, in order: QTensor objects, and
     tensors a ``Replays`` makes from one int, kept as two array entries and
     made when asked for (each ask makes a new QTensor: edit one by putting
@@ -577,18 +565,6 @@ class QList(_QListBase):
             return iter(self._objs)
         return map(self.__getitem__, range(len(self)))
 
-    def __contains__(self, value: object) -> bool:
-        return any(q == value for q in self)
-
-    def __reversed__(self) -> Iterator[QTensor]:
-        return map(self.__getitem__, reversed(range(len(self))))
-
-    def index(self, value: Any, start: int = 0, stop: int = sys.maxsize) -> int:
-        return list(self).index(value, start, stop)
-
-    def count(self, value: Any) -> int:
-        return list(self).count(value)
-
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (QList, list)):
             return len(self) == len(other) and list(self) == list(other)
@@ -749,8 +725,6 @@ class QList(_QListBase):
                 for k, v in zip(kinds, vals))
 
 
-Sequence.register(QList)
-
 
 class Recorded:
     """What a grit-manifest.json records for one listed file (RECONSTRUCTION
@@ -781,6 +755,8 @@ class Recorded:
         return len(self.names_)
 
     def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
+        if self.objs is not None:
+            return self.objs[g]
         name = self.names_[g]
         return QTensor(name, f"{self.rel}::{name}", tuple(self.shapes[g]), Source.MANIFEST,
                        self.descs[g], None, "manifest", None, None, None,
@@ -789,8 +765,8 @@ class Recorded:
 
     def entry(self, g: int) -> QTensor:
         """The entry at ``g``: the object itself when the entries were read
-        as objects (``of``), else made from the columns."""
-        return self.make(g, None) if self.objs is None else self.objs[g]
+        as objects (``of_entries``), else made from the columns."""
+        return self.make(g, None)
 
     def names(self, gs: Sequence[int]) -> Iterable[str]:
         return map(self.names_.__getitem__, gs)
@@ -827,24 +803,26 @@ class Recorded:
 
     @staticmethod
     def of(quantized: QList) -> list[Recorded]:
-        """Each listed file's entries as a Recorded, in order: the list's
-        own (``entries``) when it holds them as the reader adds them, else
-        built from the runs of its objects that share one notes tuple (a
-        manifest read entry by entry, or a list edited since)."""
+        """Each listed file's entries as a Recorded, in order, from a
+        manifest artifact's list as its reader made it (parsers/manifest.py
+        adds every listed file's entries as one Recorded); a list sliced or
+        edited since is refused (ValueError): it no longer says which file
+        each entry is from."""
         recs = Recorded.entries(quantized)
-        if recs is not None:
-            return recs
-        out = []
-        for notes, run in groupby(quantized, key=_NOTES_OF):
-            qs = list(run)
-            digests = [q.expected_digest for q in qs]
-            r = Recorded(next((n[5:] for n in notes if n.startswith("file=")), ""),
-                         [q.name for q in qs], [q.shape for q in qs], [q.desc for q in qs],
-                         [q.expected_gid for q in qs],
-                         digests if any(d is not None for d in digests) else None)
-            r.objs = qs
-            out.append(r)
-        return out
+        if recs is None:
+            raise ValueError("not a grit-manifest.json's entries as read")
+        return recs
+
+    @staticmethod
+    def of_entries(rel: str, qs: list[QTensor]) -> Recorded:
+        """The Recorded of entries read one by one as QTensors (a manifest
+        with a malformed entry), which ``entry`` and ``make`` give back."""
+        digests = [q.expected_digest for q in qs]
+        r = Recorded(rel, [q.name for q in qs], [q.shape for q in qs], [q.desc for q in qs],
+                     [q.expected_gid for q in qs],
+                     digests if any(d is not None for d in digests) else None)
+        r.objs = qs
+        return r
 
     @staticmethod
     def columns(recs: Sequence[Recorded]) -> tuple[array[int], array[int]]:
@@ -857,7 +835,16 @@ class Recorded:
 
 _NAME_OF: Callable[[QTensor], str] = attrgetter("name")
 _ROLE_OF: Callable[[QTensor], str] = attrgetter("role")
-_NOTES_OF: Callable[[QTensor], tuple[str, ...]] = attrgetter("notes")
+
+
+class Inferred(NamedTuple):
+    """What ``conventions.infer`` found over a file's or a model's columns:
+    the quantised tensors, the issues (in the order found), and the count
+    of every unquantised stored tensor by dtype (in the order first seen)."""
+
+    quantized: QList
+    issues: list[Issue]
+    unquantized: dict[str, int]
 
 
 @dataclass
@@ -887,12 +874,6 @@ class Artifact:
     # (device, inode, size, mtime) of the local file its header was read from:
     # --deep refuses to read a different file under the same name
     identity: tuple[int, int, int, int] | None = None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # ``quantized`` is always a QList, however it is given
-        if name == "quantized" and not isinstance(value, QList):
-            value = QList(value)
-        object.__setattr__(self, name, value)
 
     def tensor_names(self) -> Sequence[str]:
         """The stored tensors' names (columns: no records are built)."""

@@ -165,3 +165,23 @@ def test_an_index_with_swapped_names_is_not_exact(tmp_path: Path) -> None:
         "not have it",
         "the index maps 'c.weight' to 'model-00001-of-00002.safetensors', whose header does "
         "not have it"]
+
+
+def test_an_index_shares_its_shard_names_and_is_otherwise_what_json_parsed() -> None:
+    """An index's parsed weight_map keeps one string per distinct shard name
+    (json.loads makes each value anew): the map equals json.loads' own, key
+    for key in the same order, and equal names are one object; a map that
+    is not of strings is left as parsed, for parse_index to report."""
+    from grit_scan.parsers.index import share_shard_names
+
+    text = json.dumps({"metadata": {"total_size": 8}, "weight_map": {
+        f"m.{i}.weight": f"model-{i % 3 + 1:05d}-of-00003.safetensors" for i in range(30)}})
+    got = share_shard_names(json.loads(text))
+    want = json.loads(text)
+    assert got == want and list(got["weight_map"]) == list(want["weight_map"])
+    vals = list(got["weight_map"].values())
+    assert len({id(v) for v in vals}) == len(set(vals)) == 3
+    assert len({id(v) for v in want["weight_map"].values()}) == 30  # what json.loads gives
+    odd = {"weight_map": {"a": ["x"], "b": "x"}}
+    assert share_shard_names(json.loads(json.dumps(odd))) == odd
+    assert share_shard_names([1]) == [1] and share_shard_names(None) is None

@@ -5,11 +5,12 @@ optimisation only: every finding must be what a per-tensor pass gives."""
 
 import copy
 import dataclasses
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from grit_scan.artifact import Artifact, Format, QTensor, ScanInput, Source
+from grit_scan.artifact import Artifact, Format, QList, QTensor, Recorded, ScanInput, Source
 from grit_scan.parsers import tree
 from grit_scan.rules import Kind, registry
 from grit_scan.rules.kinds import grit_check, inferred_descriptor, role_drift
@@ -28,13 +29,22 @@ def unshared(scan: ScanInput) -> ScanInput:
     """The same scan with nothing shared between tensors: every tensor its own
     descriptor, grade and layouts objects and a shape held as a list, so that
     each is a kin of its own (the per-tensor pass the kins replace)."""
+    def alone(qs: Iterable[QTensor]) -> list[QTensor]:
+        return [dataclasses.replace(q, desc=copy.copy(q.desc), grade=copy.copy(q.grade),
+                                    shape=list(q.shape), layouts=dict(q.layouts)) for q in qs]
+
     out = copy.copy(scan)
     out.artifacts = []
     for a in scan.artifacts:
         b = copy.copy(a)
-        b.quantized = [dataclasses.replace(
-            q, desc=copy.copy(q.desc), grade=copy.copy(q.grade), shape=list(q.shape),
-            layouts=dict(q.layouts)) for q in a.quantized]
+        if a.format is Format.MANIFEST:
+            # a manifest's entries stay one Recorded per listed file, as read
+            recs = [Recorded.of_entries(r.rel, alone(map(r.entry, range(len(r)))))
+                    for r in Recorded.of(a.quantized)]
+            b.quantized = QList()
+            b.quantized.add_replays(recs, *Recorded.columns(recs))
+        else:
+            b.quantized = QList(alone(a.quantized))
         out.artifacts.append(b)
     return out
 
@@ -43,7 +53,8 @@ def unshared(scan: ScanInput) -> ScanInput:
 def test_findings_do_not_depend_on_how_tensors_share_objects(path):
     scan = tree.collect([str(path)])
     per_tensor = unshared(scan)
-    assert all(len(kins(a)) == len(a.quantized) for a in per_tensor.artifacts)
+    assert all(len(kins(a)) == len(a.quantized) for a in per_tensor.artifacts
+               if a.format is not Format.MANIFEST)
     assert run(scan) == run(per_tensor)
 
 
@@ -57,7 +68,7 @@ def _q(name: str, desc=None, grade=None, shape=(4, 32), source=Source.INFERRED,
 
 
 def _art(qs: list[QTensor], path: str = "m/a.safetensors") -> Artifact:
-    return Artifact(path=path, abs_path="/" + path, format=Format.SAFETENSORS, quantized=qs,
+    return Artifact(path=path, abs_path="/" + path, format=Format.SAFETENSORS, quantized=QList(qs),
                     group="m", model="m")
 
 
@@ -104,7 +115,7 @@ def test_inferred_descriptor_counts_every_tensor_of_interleaved_kins():
         for q in base:
             qs.append(dataclasses.replace(q, name=f"{q.name}.{r}",
                                           desc=copy.copy(q.desc) if r % 2 else q.desc))
-    b = dataclasses.replace(a, quantized=qs)
+    b = dataclasses.replace(a, quantized=QList(qs))
     (f,) = inferred_descriptor.check_file(b)
     assert f.detail["count"] == len(qs) == 30 * len(base)
     assert f.detail["tensors"] == [q.name for q in qs[:50]]
@@ -117,10 +128,10 @@ def test_grit_check_flags_the_one_tensor_whose_plane_differs_from_its_kin():
     assert grit_check.check_file(a) == []
     qs = [dataclasses.replace(q0, name=f"t{i}") for i in range(40)]
     bad = qs[17]
-    bad.planes = [dataclasses.replace(p, length=p.length - 1) if j == 1 and p else p
+    bad.planes = [p._replace(length=p.length - 1) if j == 1 and p else p
                   for j, p in enumerate(bad.planes)]
-    found = [f for f in grit_check.check_file(dataclasses.replace(a, quantized=qs, issues=[]))
-             if f.tensor is not None]
+    b = dataclasses.replace(a, quantized=QList(qs), issues=[])
+    found = [f for f in grit_check.check_file(b) if f.tensor is not None]
     assert [(f.kind, f.tensor) for f in found] == [(Kind.SIZE_MISMATCH, "t17")]
 
 

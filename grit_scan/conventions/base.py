@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from ..artifact import Artifact, IssueCode, PlaneRef, QList, QTensor, Source, StoredTensor
+from ..artifact import IssueCode, IssueLog, PlaneRef, QList, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
 from ..codec.grade import Grade
 from ..names import Declared
@@ -155,7 +155,7 @@ def claiming(ctx: Ctx, parts: Parts) -> type[Convention] | None:
 class Ctx:
     """What a convention is given for one module of a model."""
 
-    art: Artifact
+    art: IssueLog  # where its issues go (``ctx.art.issue``); no artifact is edited
     cols: Columns
     declared: Declared | None
     role: Callable[[str], str]

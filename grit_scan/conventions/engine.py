@@ -16,9 +16,10 @@ from typing import Any, overload
 
 from ..artifact import (
     NO_LAYOUTS,
-    Artifact,
+    Inferred,
     Issue,
     IssueCode,
+    IssueLog,
     PlaneRef,
     PlaneSeq,
     QList,
@@ -182,27 +183,27 @@ def used_mask(cols: Columns, names: Iterable[str]) -> bytearray:
 UNUSED = bytes.maketrans(b"\x00\x01", b"\x01\x00")  # a used mask -> its unused mask
 
 
-def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | None,
-          role: Callable[[str], str]) -> QList:
-    """QTensors for every recognised convention; marks consumed tensors in
+def infer(cols: Columns, used: bytearray, declared: Declared | None,
+          role: Callable[[str], str]) -> Inferred:
+    """QTensors for every recognised convention, the issues found, and the
+    count of the unquantised remainder by dtype; marks consumed tensors in
     ``used`` (one byte per column position, 1 for the tensors a GRIT header
-    already describes) and counts the unquantised remainder on ``art``.
-    ``cols`` may be a model's shards one after the other (parsers/models.py):
-    a module may keep its weight and scales in different shards."""
+    already describes).  ``cols`` may be a model's shards one after the
+    other (parsers/models.py): a module may keep its weight and scales in
+    different shards."""
+    log = IssueLog()
     if not any(used):
         counts = Counter(cols.dtypes)
         if set(counts) <= UNQUANTISED_FLOATS:
             # nothing here can be quantised: no convention uses only float dtypes
-            for dt, n in counts.items():
-                art.unquantized[dt] = art.unquantized.get(dt, 0) + n
-            return QList()
+            return Inferred(QList(), log.issues, dict(counts))
         at: Iterable[int] = range(len(cols))
         names: Sequence[str] = cols.names
     else:
         unused = used.translate(UNUSED)
         at, names = compress(range(len(cols)), unused), list(compress(cols.names, unused))
     modules = _group(names, at)
-    ctx = Ctx(art, cols, declared, role, QList(), used)
+    ctx = Ctx(log, cols, declared, role, QList(), used)
     # the signature of a module: its parts' suffixes, and their (dtype, shape)
     # pairs, each as the number of its first sight, in the parts' order (a
     # module listing them in another order is another signature)
@@ -239,7 +240,7 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             for k in done.used:
                 used[gs[k]] = 1
             if done.issue is not None:
-                done.add_issue(art, names_at[gs[done.part]] if done.part >= 0
+                done.add_issue(log, names_at[gs[done.part]] if done.part >= 0
                                else mod + done.tail)
             continue
         plan = plans.get(key, _UNSEEN)
@@ -249,7 +250,7 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             continue
         if plan is _UNSEEN:
-            n_out, n_issues = len(ctx.out), len(art.issues)
+            n_out, n_issues = len(ctx.out), len(log.issues)
             _module(ctx, mod, ctx.look_at(key[0], gs))  # type: ignore[arg-type]
             plan = plans[key] = _learn(ctx, mod, gs, n_out, n_issues)
             if plan is None or plan is _NOTHING:
@@ -257,25 +258,23 @@ def infer(art: Artifact, cols: Columns, used: bytearray, declared: Declared | No
             # the plan gives this module's QTensor (and issue) too (_learn
             # checked it): kept as the plan's, like the modules after it
             ctx.out.pop()
-            del art.issues[n_issues:]
+            del log.issues[n_issues:]
         plan.apply(ctx, mod, gs)
         maker = ctx.makers[id(plan)]
         fast[key] = (ctx.out.maker_index(maker), plan, maker.add)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
-    for dt, n in counts.items():
-        art.unquantized[dt] = art.unquantized.get(dt, 0) + n
     if not FP8.isdisjoint(counts):
         for g in compress(range(len(cols)), unused):
             if cols.dtypes[g] in FP8:
-                art.issue(IssueCode.NOTE, f"{cols.dtypes[g]} tensor {cols.names[g]!r} has no "
+                log.issue(IssueCode.NOTE, f"{cols.dtypes[g]} tensor {cols.names[g]!r} has no "
                           "scale tensor beside it; its quantisation is not described",
                           tensor=cols.names[g])
     if not set(counts) <= UNQUANTISED_FLOATS or any(
             map(_LOOKS_QUANTISED, compress(cols.names, unused))):
-        _unclaimed(art, cols, unused)
-    return ctx.out
+        _unclaimed(log, cols, unused)
+    return Inferred(ctx.out, log.issues, dict(counts))
 
 
 # names producers give quantised data and scales (GPTQ/AWQ qweight, packed
@@ -288,7 +287,7 @@ _CODE_DTYPES = frozenset({"I8", "U8", "I16", "U16", "I32", "U32", "F8_E4M3", "F8
                           "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"})
 
 
-def _unclaimed(art: Artifact, cols: Columns, unused: Sequence[int]) -> None:
+def _unclaimed(log: IssueLog, cols: Columns, unused: Sequence[int]) -> None:
     """One UNSUPPORTED issue for the tensors no convention claimed that look
     quantised: a name producers give quantised data or scales, or a tensor of
     rank 2 or more in an integer or FP8 dtype beside a tensor named ``scale``
@@ -301,7 +300,7 @@ def _unclaimed(art: Artifact, cols: Columns, unused: Sequence[int]) -> None:
                  cols.dtypes[g] in _CODE_DTYPES and len(cols.shapes[g]) >= 2
                  and cols.names[g].rpartition(".")[0] in stems)]
     if found:
-        art.issue(IssueCode.UNSUPPORTED,
+        log.issue(IssueCode.UNSUPPORTED,
                   f"{len(found)} tensor(s) look quantised but no convention claims them "
                   f"(e.g. {found[0]}): their quantisation is not checked",
                   tensor=found[0], count=len(found), tensors=found[:50])
@@ -374,11 +373,11 @@ class _Plan:
             self.add_issue(ctx.art, ctx.cols.names[gs[self.part]] if self.part >= 0
                            else mod + self.tail)
 
-    def add_issue(self, art: Artifact, name: str) -> None:
+    def add_issue(self, log: IssueLog, name: str) -> None:
         """The plan's issue, for the QTensor ``name``."""
         assert self.issue is not None
         code, tail, detail = self.issue
-        art.issues.append(Issue(code, name + tail, name, detail))
+        log.issues.append(Issue(code, name + tail, name, detail))
 
     def at(self, deltas: tuple[int, ...]) -> _Plan:
         """This plan with each part named by its distance from the module's

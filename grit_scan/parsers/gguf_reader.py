@@ -21,10 +21,9 @@ from operator import add, eq, floordiv, itemgetter, mul, neg
 from typing import Any
 
 from ..artifact import Artifact, IssueCode, TensorTable
-from ..codec.errors import GritError
 from . import budgets
 from .fileio import SafeFile  # noqa: F401
-from .interface import ByteSource
+from .interface import ByteSource, ParseError, Unsupported
 
 MAGIC = b"GGUF"
 MAX_ALIGNMENT = 1 << 20
@@ -47,14 +46,6 @@ TYPE_NAMES = {0: "u8", 1: "i8", 2: "u16", 3: "i16", 4: "u32", 5: "i32", 6: "f32"
 I64_MAX = (1 << 63) - 1
 _U32 = struct.Struct("<I").unpack
 _U64 = struct.Struct("<Q").unpack
-
-
-class ParseError(GritError):
-    """The file cannot be read as GGUF at all."""
-
-
-class Unsupported(ParseError):
-    """A GGUF variant this scanner does not read (big-endian files)."""
 
 
 @dataclass

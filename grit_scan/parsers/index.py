@@ -48,6 +48,22 @@ def escapes(rel: str) -> str | None:
     return None
 
 
+def share_shard_names(obj: Any) -> Any:
+    """``obj`` (an index's parsed JSON) with each distinct shard name of its
+    weight_map held as one string, as it comes from ``json.loads`` (which
+    shares equal keys but makes every value anew: a 400,000-entry map would
+    hold 400,000 copies of a few hundred names until it is dropped, beside
+    every shard's tensors).  The map's keys, order and values' text are as
+    they were; anything but a map of strings is left for ``parse_index`` to
+    report."""
+    wm = obj.get("weight_map") if isinstance(obj, dict) else None
+    if isinstance(wm, dict) and wm and set(map(type, wm.values())) <= {str}:
+        one: dict[str, str] = {}
+        shared = list(map(one.setdefault, wm.values(), wm.values()))
+        wm.update(zip(list(wm), shared))  # existing keys: the order is kept
+    return obj
+
+
 def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
     """The weight_map (tensor -> shard) of a valid index, or None with issues."""
     if not isinstance(obj, dict):

@@ -2,26 +2,41 @@
 
 * ``ByteSource``: where bytes come from (a local file today, a ranged HTTP
   or fsspec source later): ``name``, ``size``, ``read_at(offset, n)``.
-* ``Reader``: one per format: ``sniff(head, name)`` says whether it owns a
-  file from its first bytes (and name, for the JSON formats), ``read`` turns
-  a source into an ``Artifact``.
+* ``Reader``: the abstract base class of the checkpoint readers, one per
+  format: ``sniff(head, name, size)`` says whether it owns a file from its
+  first bytes, ``claims(name)`` whether its name says so, and ``read`` turns
+  a source into a finished ``Artifact``.
 
-``parsers/tree.py`` dispatches through ``READERS``; nothing else compares
-format names.  A reader never raises for file contents: problems become
-``Issue`` records on the artifact (``parsed=False`` when nothing could be
-read).
+``parsers/readers.py`` lists the readers (``CHECKPOINT_READERS``, typed as
+``Reader``s); ``parsers/tree.py`` and ``parsers/remote/collect.py`` dispatch
+through that tuple, and nothing else compares format names.  A reader
+never raises for file contents: problems become ``Issue`` records on the
+artifact (``parsed=False`` when nothing could be read).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from typing import ClassVar, NamedTuple, Protocol
 
 from ..artifact import Artifact, Format
+from ..codec.errors import GritError
 from ..names import Declared
 from .fileio import ReadMeter
 
 SNIFF_BYTES = 16  # what sniff() is given of a file's head
+
+
+class ParseError(GritError):
+    """A file that cannot be read as its format at all: the one error type
+    every reader's header parser raises (its message says why), which the
+    reader turns into an UNPARSEABLE issue (parsers/readers.py)."""
+
+
+class Unsupported(ParseError):
+    """The variant for a valid file of a form the reader does not represent
+    (a big-endian GGUF): one clear line, not a structural finding."""
 
 
 class ByteSource(Protocol):
@@ -48,30 +63,38 @@ def default_role(module: str) -> str:
 
 class ReadContext(NamedTuple):
     """What a reader knows besides the bytes: how to show the file, the
-    declared quantisation of its directory and its operand-role mapper
-    (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
+    declared quantisation of its directory and its operand-role mapper (for
+    the tensors the file's own GRIT records describe; conventions are
+    inferred per model, after grouping: parsers/models.py).  A NamedTuple,
+    not a frozen dataclass: every scan imports this module (start-up)."""
 
     display: str
     abs_path: str
     declared: Declared | None = None
     role: Callable[[str], str] = default_role
-    # False: read the header and any GRIT header only; conventions are then
-    # inferred per model across its shards (parsers/models.py)
-    infer: bool = True
     # the scan's byte counter (fileio.ReadMeter), if it keeps one
     meter: ReadMeter | None = None
 
 
-class Reader(Protocol):
-    format: Format
+class Reader(ABC):
+    """One checkpoint format: a subclass sets ``format`` and implements the
+    three methods.  Readers hold no state: one instance serves every scan."""
 
+    __slots__ = ()
+
+    format: ClassVar[Format]
+
+    @abstractmethod
     def sniff(self, head: bytes, name: str, size: int) -> bool:
-        """True when this reader owns the file (from its first bytes)."""
-        ...
+        """True when this reader owns the file (from its first
+        ``SNIFF_BYTES`` bytes and its size)."""
 
+    @abstractmethod
     def claims(self, name: str) -> bool:
         """True when a file of this name is this format even if its bytes
         are broken (so the reader can say why)."""
-        ...
 
-    def read(self, source: ByteSource, ctx: ReadContext) -> Artifact: ...
+    @abstractmethod
+    def read(self, source: ByteSource, ctx: ReadContext) -> Artifact:
+        """The artifact read from ``source``; never raises for file
+        contents (problems are issues on the artifact)."""

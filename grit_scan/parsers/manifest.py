@@ -26,7 +26,6 @@ from ..artifact import (
     Artifact,
     Format,
     IssueCode,
-    QList,
     QTensor,
     ReadError,
     Recorded,
@@ -63,7 +62,7 @@ def read_manifest(path: str, display: str, group: str,
     # descriptor and gid texts already decoded (a manifest repeats a few
     # descriptors, and a gid per kind of tensor): 25,000 entries, issue 15
     memo: dict[tuple[str, str], Any] = {}
-    got: list[Recorded | list[QTensor]] = []  # per listed file with entries
+    got: list[Recorded] = []  # per listed file with entries
     for ent in obj["artifacts"]:
         if not isinstance(ent, dict) or not isinstance(ent.get("path"), str):
             art.issue(IssueCode.UNPARSEABLE, "a manifest artifact entry has no path")
@@ -82,7 +81,7 @@ def read_manifest(path: str, display: str, group: str,
         if not isinstance(tensors, dict):
             continue
         got.append(_tensors(art, rel, tensors, memo))
-    _add(art.quantized, got)
+    art.quantized.add_replays(got, *Recorded.columns(got))
     art.metadata["listed"] = listed
     for key in ("tool_version", "spec_version"):
         if isinstance(obj.get(key), (str, int)):
@@ -91,19 +90,6 @@ def read_manifest(path: str, display: str, group: str,
     # join on it without I/O
     art.metadata["resolved"] = _resolved(base, listed)
     return art, listed
-
-
-def _add(quantized: QList, got: list[Recorded | list[QTensor]]) -> None:
-    """Put each listed file's entries into ``quantized``, in order: as
-    columns when every file's were read as a Recorded (the usual manifest),
-    else as QTensors."""
-    recs = [r for r in got if isinstance(r, Recorded)]
-    if len(recs) == len(got):
-        quantized.add_replays(recs, *Recorded.columns(recs))
-        return
-    for r in got:
-        quantized.extend([r.make(g, None) for g in range(len(r))] if isinstance(r, Recorded)
-                         else r)
 
 
 def _resolved(base: str, rels: list[str]) -> dict[str, str]:
@@ -148,12 +134,12 @@ _STRS = frozenset((str,))
 
 
 def _tensors(art: Artifact, rel: str, tensors: dict[str, Any],
-             memo: dict[tuple[str, str], Any]) -> Recorded | list[QTensor]:
+             memo: dict[tuple[str, str], Any]) -> Recorded:
     """One listed file's entries.  The usual file (every entry an object
     whose descriptor and gid texts decode, and whose shape is a list of
-    non-negative integers) is read with C-level passes into a Recorded, each
-    distinct text and shape checked once; any other goes entry by entry
-    through ``_tensor``, which reports what is wrong (issue 15: 25,000
+    non-negative integers) is read with C-level passes, each distinct text
+    and shape checked once; any other goes entry by entry through
+    ``_tensor``, which reports what is wrong (a manifest may list 25,000
     entries)."""
     ents = list(tensors.values())
     if not _OBJECTS.issuperset(map(type, ents)):
@@ -201,14 +187,16 @@ def _shape_ok(shape: Any) -> bool:
 
 
 def _each(art: Artifact, rel: str, tensors: dict[str, Any],
-          memo: dict[tuple[str, str], Any]) -> list[QTensor]:
+          memo: dict[tuple[str, str], Any]) -> Recorded:
+    """The file's entries read one by one: the Recorded of those that are
+    well formed, holding them as objects."""
     notes = (f"file={rel}",)  # one tuple for the file's entries
     out = []
     for name, t in tensors.items():
         q = _tensor(art, rel, name, t, notes, memo)
         if q is not None:
             out.append(q)
-    return out
+    return Recorded.of_entries(rel, out)
 
 
 def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],

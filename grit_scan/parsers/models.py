@@ -7,9 +7,11 @@ models it is made of, and finish reading each model as a whole.
   scale and global scale in different shards (a ``PlaneRef.file`` then points
   into the other shard);
 * a GGUF split (``split.no``, ``split.count``, ``split.tensors.count``;
-  research: gguf-ggml-internals.md) is one model: a missing, extra or
-  duplicated part is an issue naming it, and shard 1's ``general.file_type``
-  governs every part (llama-gguf-split writes it to shard 1 only);
+  research: gguf-ggml-internals.md) is one model, and shard 1's
+  ``general.file_type`` governs every part (llama-gguf-split writes it to
+  shard 1 only); whether every part is there is a rule's question
+  (rules/support.split_issues: the missing_shard and index_inconsistency
+  kinds);
 * a file found under a Hugging Face cache's ``models--ORG--NAME/snapshots/REV/``
   belongs to repository ORG/NAME at revision REV.
 """
@@ -25,7 +27,7 @@ from itertools import accumulate, chain, compress, islice
 from operator import add, ne
 from typing import TYPE_CHECKING
 
-from ..artifact import Artifact, Format, Issue, IssueCode, PlaneSeq, QList, QTensor, TensorTable
+from ..artifact import Artifact, Format, Issue, PlaneRef, PlaneSeq, QList, QTensor, TensorTable
 from ..names import Declared
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
@@ -72,7 +74,7 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
         for a in members:
             a.model = model
         if len(members) > 1 or any("split.count" in a.metadata for a in members):
-            check_split(model, members)
+            _split_file_type(members)
 
 
 def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Indexed]
@@ -131,15 +133,18 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
     if len(members) == 1:
         a = members[0]
         cols = conventions.Columns.of(a.tensors)
-        a.quantized.extend(conventions.infer(a, cols, conventions.used_mask(cols, a.claimed),
-                                             declared, role))
+        got = conventions.infer(cols, conventions.used_mask(cols, a.claimed), declared, role)
+        a.quantized.extend(got.quantized)
+        a.issues.extend(got.issues)
+        _add_counts(a, got.unquantized)
         return
     overlap = not (disjoint or _disjoint(members))
     cols = _columns(members, overlap)
     used = conventions.used_mask(cols, set().union(*(a.claimed for a in members)))
     by_path = {a.abs_path: a for a in members}
-    sink = Artifact(path=members[0].path, abs_path="", format=Format.SAFETENSORS)
-    qs = conventions.infer(sink, cols, used, declared, role)
+    # taken apart at once: the list is dropped below when every tensor has
+    # gone to its shard, and nothing else may keep it alive
+    qs, issues, counted = conventions.infer(cols, used, declared, role)
     for a in members:
         a.quantized.home = a.abs_path  # a replayed tensor's planes there need no file
     first = members[0].abs_path
@@ -156,10 +161,10 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
         home = by_path[_home(q, cols) or first]
         _localise(q, home.abs_path)
         home.quantized.append(q)
-    for iss, g in zip(sink.issues, _positions(sink.issues, cols)):
+    for iss, g in zip(issues, _positions(issues, cols)):
         owner = members[0] if g is None else by_path[cols.file(g) or ""]
         owner.issues.append(iss)
-    if not sink.unquantized:
+    if not counted:
         return
     unused = used.translate(conventions.UNUSED)
     if overlap:
@@ -287,15 +292,19 @@ def _home(q: QTensor, cols: Columns) -> str | None:
 
 
 def _localise(q: QTensor, home: str) -> None:
-    """A plane in the tensor's own file needs no file reference."""
-    if isinstance(q.planes, PlaneSeq):
-        q.planes.localise(home)  # its PlaneRefs are built when asked
-        refs = [q.payload]
-    else:
-        refs = q.refs()
-    for ref in refs:
-        if ref is not None and ref.file == home:
-            ref.file = None
+    """A plane in the tensor's own file needs no file reference (a QTensor
+    just inferred, not yet given to its artifact)."""
+    planes = q.planes
+    if isinstance(planes, PlaneSeq):
+        planes.localise(home)  # its PlaneRefs are built when asked
+    elif planes is not None and any(p is not None and p.file == home for p in planes):
+        q.planes = [_here(p, home) for p in planes]
+    q.payload = _here(q.payload, home)
+
+
+def _here(ref: PlaneRef | None, home: str) -> PlaneRef | None:
+    """``ref`` without its file when that file is ``home``."""
+    return ref._replace(file=None) if ref is not None and ref.file == home else ref
 
 
 def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
@@ -332,50 +341,16 @@ def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:
     return out
 
 
-def check_split(model: str, members: list[Artifact]) -> None:
-    """One GGUF split set: every part present once, counts consistent; shard
-    1's general.file_type recorded on every part."""
+def _split_file_type(members: list[Artifact]) -> None:
+    """Shard 1's general.file_type recorded on every part of a GGUF split
+    (llama-gguf-split writes it to shard 1 only).  Whether the set is whole
+    is a rule's question (rules/support.split_issues)."""
     parsed = [a for a in members if a.parsed]
-    if not parsed:
-        return
-    counts = {c for a in parsed if isinstance(c := a.metadata.get("split.count"), int)}
     numbers: dict[int, list[Artifact]] = defaultdict(list)
     for a in parsed:
         no = a.metadata.get("split.no")
         if isinstance(no, int):
             numbers[no].append(a)
-    head = numbers.get(0, [None])[0] or parsed[0]
-    base = os.path.basename(model)
-    if len(counts) > 1:
-        head.issue(IssueCode.INDEX_INCONSISTENT,
-                   f"the parts of split {base} disagree on split.count: {sorted(counts)}",
-                   counts=sorted(counts))
-        return
-    n = next(iter(counts), None)
-    if not isinstance(n, int) or n < 1:
-        return
-    for no, parts in sorted(numbers.items()):
-        if len(parts) > 1:
-            head.issue(IssueCode.INDEX_INCONSISTENT,
-                       f"split part {no + 1} of {base} appears {len(parts)} times: "
-                       + ", ".join(a.path for a in parts), paths=[a.path for a in parts])
-        if no >= n:
-            for a in parts:
-                head.issue(IssueCode.INDEX_INCONSISTENT,
-                           f"{a.path} says it is part {no + 1} of a {n}-part split",
-                           path=a.path)
-    missing = [k for k in range(n) if k not in numbers]
-    for k in missing:
-        name = f"{base}-{k + 1:05d}-of-{n:05d}.gguf"
-        head.issue(IssueCode.MISSING_SHARD,
-                   f"split part {name} is missing: shard {head.path} says the model has {n} "
-                   f"part(s) (split.count) and {len(numbers)} are here", path=name)
-    want = head.metadata.get("split.tensors.count")
-    have = sum(len(a.tensors) for a in parsed)
-    if not missing and isinstance(want, int) and want != have:
-        head.issue(IssueCode.INDEX_INCONSISTENT,
-                   f"split {base} records {want:,} tensors (split.tensors.count) but its parts "
-                   f"hold {have:,}", expected=want, actual=have)
     first = numbers.get(0)
     ft = first[0].metadata.get("file_type_name") if first else None
     if isinstance(ft, str):

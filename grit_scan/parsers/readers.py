@@ -13,7 +13,6 @@ import functools
 import re
 import struct
 from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, groupby, repeat
 from operator import itemgetter
@@ -34,7 +33,7 @@ from ..codec.errors import GritError
 from ..names import Declared
 from . import budgets, safetensors_reader
 from .fileio import SafeFile
-from .interface import ByteSource, ReadContext, default_role
+from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, default_role
 from .roles import gguf_role
 
 # The GGUF reader, the __grit__ header parser and the descriptor codec load
@@ -57,29 +56,23 @@ def _fail(art: Artifact, msg: str) -> Artifact:
     return art
 
 
-_NOTHING: tuple[type[Exception], ...] = ()
-
-
 def _read_header(art: Artifact, source: ByteSource,
-                 read: Callable[[ByteSource, Artifact], T],
-                 parse_error: type[Exception],
-                 unsupported: type[Exception] | tuple[type[Exception], ...] = _NOTHING,
-                 ) -> T | None:
+                 read: Callable[[ByteSource, Artifact], T]) -> T | None:
     """Read the header with ``read``, check that the source did not change
-    meanwhile.  None (with an issue on ``art``) when it could not.
-    ``parse_error``: what the reader raises for a malformed header;
-    ``unsupported``: what it raises for a valid file it cannot represent."""
+    meanwhile.  None (with an issue on ``art``) when it could not: a
+    ``ParseError`` for a malformed header, its ``Unsupported`` variant for a
+    valid file the reader cannot represent."""
     art.size = source.size
     art.identity = getattr(source, "identity", None)
     try:
         hdr = read(source, art)
         why = source.changed()
-    except unsupported as exc:
+    except Unsupported as exc:
         # one clear line, not a structural finding: the file may be fine
         art.parsed = False
         art.issue(IssueCode.NOT_REPRESENTABLE, str(exc), unsupported=True)
         return None
-    except parse_error as exc:
+    except ParseError as exc:
         _fail(art, str(exc))
         return None
     except ReadError as exc:
@@ -91,7 +84,8 @@ def _read_header(art: Artifact, source: ByteSource,
     return hdr
 
 
-class SafetensorsReader:
+class SafetensorsReader(Reader):
+    __slots__ = ()
     format = Format.SAFETENSORS
 
     def sniff(self, head: bytes, name: str, size: int) -> bool:
@@ -109,7 +103,8 @@ class SafetensorsReader:
         return _read_safetensors(source, ctx)
 
 
-class GgufReader:
+class GgufReader(Reader):
+    __slots__ = ()
     format = Format.GGUF
 
     def sniff(self, head: bytes, name: str, size: int) -> bool:
@@ -122,12 +117,15 @@ class GgufReader:
         return _read_gguf(source, ctx)
 
 
-CHECKPOINT_READERS = (GgufReader(), SafetensorsReader())
+CHECKPOINT_READERS: tuple[Reader, ...] = (GgufReader(), SafetensorsReader())
 
 
 def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = None) -> Artifact:
     """Open a local file and read it with the reader of ``fmt`` (or the one
-    that sniffs it); an unopenable file becomes an issue, never an exception."""
+    that sniffs it); an unopenable file becomes an issue, never an exception.
+    The file as read: a safetensors file's conventions are inferred when it
+    is grouped into its model (``models.assemble``, which a scan and
+    ``api.load_tensor`` call)."""
     ctx = ctx or ReadContext(display=path, abs_path=path)
     try:
         with SafeFile(path, ctx.meter) as f:
@@ -177,8 +175,7 @@ def _ask_reference(art: Artifact, source: ByteSource) -> None:
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS)
     declared, role = ctx.declared, ctx.role
-    hdr = _read_header(art, source, safetensors_reader.read_header,
-                       safetensors_reader.ParseError)
+    hdr = _read_header(art, source, safetensors_reader.read_header)
     if any(i.code in _HEADER_BROKEN for i in art.issues):
         _ask_reference(art, source)
     if hdr is None:
@@ -190,17 +187,12 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     table = hdr.table
     if table is not None:
         art.tensors = table
-        if ("__grit__" not in hdr.metadata and ctx.infer
-                and set(table.dtypes) <= safetensors_reader.UNQUANTISED_FLOATS):
-            # nothing here can be quantised: count dtypes without building records
-            for dt, n in Counter(table.dtypes).items():
-                art.unquantized[dt] = art.unquantized.get(dt, 0) + n
+        if "__grit__" not in hdr.metadata:
+            # nothing more in the file: conventions are inferred per model,
+            # across its shards, once the files are grouped (parsers/models.py)
             return art
-        if "__grit__" not in hdr.metadata and not ctx.infer:
-            return art  # a model's shard: records are built when the model is (models.py)
         # records only for a GRIT header to be checked against (issue 15)
-        tensors: Mapping[str, StoredTensor] = (
-            table.by_name() if "__grit__" in hdr.metadata else {})
+        tensors: Mapping[str, StoredTensor] = table.by_name()
     else:
         tensors = hdr.tensors
         art.tensors = sorted(tensors.values(), key=itemgetter(0))  # by name
@@ -212,12 +204,6 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
             q.declared = declared
         art.quantized.extend(qs)
     art.claimed = used
-    if ctx.infer:
-        from .. import conventions  # here: a file of only floats never needs it (start-up)
-
-        cols = conventions.Columns.of(table if table is not None else tensors)
-        art.quantized.extend(conventions.infer(art, cols, conventions.used_mask(cols, used),
-                                               declared, role))
     return art
 
 
@@ -288,8 +274,7 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     from .ggml_types import MAPPINGS  # gguf: GGUF only
 
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
-    h = _read_header(art, source, gguf_reader.read_header, gguf_reader.ParseError,
-                     gguf_reader.Unsupported)
+    h = _read_header(art, source, gguf_reader.read_header)
     if h is None:
         return art
     table = art.tensors = h.tensors

@@ -22,10 +22,9 @@ from operator import itemgetter
 from typing import Any
 
 from ..artifact import Artifact, IssueCode, StoredTensor, TensorTable
-from ..codec.errors import GritError
 from . import budgets
 from .fileio import SafeFile  # noqa: F401
-from .interface import ByteSource
+from .interface import ByteSource, ParseError
 
 MAX_HEADER = budgets.HEADER_BYTES.value
 MAX_TENSORS = budgets.TENSORS_PER_FILE.value
@@ -45,10 +44,6 @@ UNQUANTISED_FLOATS = frozenset({"F32", "F16", "BF16", "F64"})
 # each dtype name as one shared string: json.loads builds a new string for
 # every value, and a table keeps a dtype per tensor (issue 15: memory)
 _DTYPE_NAME: dict[str, str] = {k: k for k in DTYPE_BITS}
-
-
-class ParseError(GritError):
-    """The file cannot be read as safetensors at all."""
 
 
 @dataclass

@@ -272,17 +272,16 @@ def _declared(d: _Dir, scan: ScanInput, group: str, meter: ReadMeter | None = No
 
 
 def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
-                   role: Callable[[str], str], infer: bool = True,
+                   role: Callable[[str], str],
                    tracebacks: list[str] | None = None,
                    meter: ReadMeter | None = None) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
     that file (a finding with the exception's message), never the scan; its
-    traceback goes to ``tracebacks`` (the scan's, for --debug).
-    ``infer=False`` leaves conventions to the model (parsers/models.py);
+    traceback goes to ``tracebacks`` (the scan's, for --debug).  Conventions
+    are the model's, once its files are grouped (parsers/models.py);
     ``meter`` counts the bytes read (the scan's, fileio.ReadMeter)."""
     try:
-        return readers.read_path(path, ReadContext(disp, path, declared, role, infer, meter),
-                                 fmt)
+        return readers.read_path(path, ReadContext(disp, path, declared, role, meter), fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
@@ -306,7 +305,7 @@ def _parse_indexes(d: _Dir, group: str,
     out: list[tuple[Artifact, Any]] = []
     for path, disp in d.indexes:
         art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
-        out.append((art, configs.read_json(path, art, meter=meter)))
+        out.append((art, index.share_shard_names(configs.read_json(path, art, meter=meter))))
     return out
 
 
@@ -319,8 +318,8 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     indexes = _parse_indexes(d, group, meter)
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
-        art = contained_read(path, disp, fmt, declared, role, infer=False,
-                             tracebacks=scan.tracebacks, meter=meter)
+        art = contained_read(path, disp, fmt, declared, role, tracebacks=scan.tracebacks,
+                             meter=meter)
         art.group = group
         scan.artifacts.append(art)
         if tick is not None:

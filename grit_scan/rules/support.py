@@ -1,6 +1,9 @@
 """Pieces several kind modules share (no checks of their own live here).
 
 * ``issue_findings``: reader issues (``IssueCode``) -> findings of one rule;
+* ``split_issues``: what is wrong with the parts of each GGUF split set
+  (missing, extra or duplicated parts, counts that disagree), which the
+  missing_shard and index_inconsistency kinds report;
 * grade families (``family``, ``identity``, ``declared_mix``,
   ``checkpoint_key``): what "the same role" and "the same grade" mean for the
   drift rules;
@@ -19,7 +22,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from itertools import chain, repeat
 from typing import TypeVar
 
-from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, Source
+from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, ScanInput, Source
 from .finding import Finding
 from .registry import Rule, memoised
 
@@ -34,6 +37,78 @@ def issue_findings(art: Artifact, rule: Rule, codes: Collection[IssueCode],
     return [rule.finding(art.path, message(iss) if message else iss.message, iss.tensor,
                          iss.detail)
             for iss in art.issues if iss.code in codes and (keep is None or keep(iss))]
+
+
+def split_issues(scan: ScanInput) -> list[tuple[str, Issue]]:
+    """(the file it is reported on, the issue) for each problem of a GGUF
+    split set (research: gguf-ggml-internals.md): every part present once,
+    the parts agreeing on ``split.count``, and their tensors adding up to
+    ``split.tensors.count``.  The parts of one set are the GGUF files
+    parsers/models.py grouped into one model; problems are reported on part
+    1 (else the first part parsed).  Once per scan."""
+    return memoised("split_issues", scan, lambda: _split_issues(scan.artifacts))
+
+
+def _split_issues(arts: Sequence[Artifact]) -> list[tuple[str, Issue]]:
+    models: dict[str, list[Artifact]] = {}
+    for a in arts:
+        if a.format is Format.GGUF:
+            models.setdefault(a.model if a.model is not None else a.path, []).append(a)
+    out: list[tuple[str, Issue]] = []
+    for model, members in models.items():
+        if len(members) > 1 or any("split.count" in a.metadata for a in members):
+            out.extend(_check_split(model, members))
+    return out
+
+
+def _check_split(model: str, members: list[Artifact]) -> list[tuple[str, Issue]]:
+    parsed = [a for a in members if a.parsed]
+    if not parsed:
+        return []
+    counts = {c for a in parsed if isinstance(c := a.metadata.get("split.count"), int)}
+    numbers: dict[int, list[Artifact]] = defaultdict(list)
+    for a in parsed:
+        no = a.metadata.get("split.no")
+        if isinstance(no, int):
+            numbers[no].append(a)
+    head = numbers.get(0, [None])[0] or parsed[0]
+    out: list[tuple[str, Issue]] = []
+
+    def issue(code: IssueCode, message: str, **detail: object) -> None:
+        out.append((head.path, Issue(code, message, None, detail)))
+
+    # the model key is the split's display path without its part suffix
+    base = model[max(model.rfind("/"), model.rfind("\\")) + 1:]
+    if len(counts) > 1:
+        issue(IssueCode.INDEX_INCONSISTENT,
+              f"the parts of split {base} disagree on split.count: {sorted(counts)}",
+              counts=sorted(counts))
+        return out
+    n = next(iter(counts), None)
+    if not isinstance(n, int) or n < 1:
+        return out
+    for no, parts in sorted(numbers.items()):
+        if len(parts) > 1:
+            issue(IssueCode.INDEX_INCONSISTENT,
+                  f"split part {no + 1} of {base} appears {len(parts)} times: "
+                  + ", ".join(a.path for a in parts), paths=[a.path for a in parts])
+        if no >= n:
+            for a in parts:
+                issue(IssueCode.INDEX_INCONSISTENT,
+                      f"{a.path} says it is part {no + 1} of a {n}-part split", path=a.path)
+    missing = [k for k in range(n) if k not in numbers]
+    for k in missing:
+        name = f"{base}-{k + 1:05d}-of-{n:05d}.gguf"
+        issue(IssueCode.MISSING_SHARD,
+              f"split part {name} is missing: shard {head.path} says the model has {n} "
+              f"part(s) (split.count) and {len(numbers)} are here", path=name)
+    want = head.metadata.get("split.tensors.count")
+    have = sum(len(a.tensors) for a in parsed)
+    if not missing and isinstance(want, int) and want != have:
+        issue(IssueCode.INDEX_INCONSISTENT,
+              f"split {base} records {want:,} tensors (split.tensors.count) but its parts "
+              f"hold {have:,}", expected=want, actual=have)
+    return out
 
 
 def judged(q: QTensor) -> bool:

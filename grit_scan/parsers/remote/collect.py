@@ -145,7 +145,7 @@ class _Reading:
             src = self.source(rel)
             self.scan.sources[disp] = partial(self.tree.open, rel)
             # conventions are inferred per model, across shards (parsers/models.py)
-            art = read_checkpoint(src, ReadContext(disp, disp, declared, role, infer=False), fmt)
+            art = read_checkpoint(src, ReadContext(disp, disp, declared, role), fmt)
             _notes(src, art)
         except RemoteError as exc:
             if self.missing(rel, exc):

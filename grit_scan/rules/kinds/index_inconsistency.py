@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ...artifact import Artifact, IssueCode
+from ...artifact import Artifact, IssueCode, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import issue_findings
+from ..support import issue_findings, split_issues
 
 RULE = Rule(
     code="GRIT107",
@@ -31,3 +31,10 @@ RULES = (RULE,)
 
 def check_file(art: Artifact) -> list[Finding]:
     return issue_findings(art, RULE, (IssueCode.INDEX_INCONSISTENT,))
+
+
+def check_scan(scan: ScanInput) -> list[Finding]:
+    """The parts of each GGUF split set (a missing, extra or duplicated
+    part; counts that disagree)."""
+    return [RULE.finding(path, iss.message, iss.tensor, iss.detail)
+            for path, iss in split_issues(scan) if iss.code is IssueCode.INDEX_INCONSISTENT]
