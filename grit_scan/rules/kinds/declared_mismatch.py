@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...artifact import Artifact, Format, IssueCode, QTensor, ScanInput
+from ...artifact import Artifact, IssueCode, QTensor, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -143,7 +143,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     out: list[Finding] = []
     by_group: dict[str, list[Artifact]] = defaultdict(list)
     for a in scan.artifacts:
-        if a.format is Format.SAFETENSORS and a.group is not None:
+        if a.format.hf_named and a.group is not None:
             by_group[a.group].append(a)
     for group, dec in sorted(scan.declared.items()):
         arts = by_group.get(group, [])
