@@ -149,7 +149,8 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         arts = by_group.get(group, [])
         src = dec.get("source", "config")
         cfg_path = posixpath.join(group, src.split(" ")[0])
-        if arts and not any(a.quantized for a in arts):
+        if arts and not any(a.quantized for a in arts) and all(a.parsed for a in arts):
+            # (a file grit could not read may hold them: it has its own finding)
             # here: the convention registry, which only a declaring model needs (start-up)
             from ...conventions.base import recognised
 
