@@ -35,6 +35,7 @@ class Format(str, enum.Enum):
 
     SAFETENSORS = "safetensors"
     GGUF = "gguf"
+    NPZ = "npz"  # numpy.savez / mlx.core.savez archives
     INDEX = "index"  # *.safetensors.index.json
     MANIFEST = "grit-manifest"
     CONFIG = "config"  # config.json, quantize_config.json, hf_quant_config.json
