@@ -471,7 +471,7 @@ def write_manifest(paths: Sequence[PathLike], out: PathLike, deep: bool = False,
         raise ManifestRefused("nothing to record: no safetensors or GGUF file under "
                               + ", ".join(report.roots) + _skipped_summary(report))
     recorded = {a.path for a in report.artifacts
-                if a.parsed and a.format in (Format.SAFETENSORS, Format.GGUF)}
+                if a.parsed and a.format.is_checkpoint_file}
     bad = [f for f in report.findings
            if f.severity is Severity.STRUCTURAL and f.path in recorded]
     if bad and not allow_findings:

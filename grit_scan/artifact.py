@@ -35,6 +35,7 @@ class Format(str, enum.Enum):
 
     SAFETENSORS = "safetensors"
     GGUF = "gguf"
+    NPZ = "npz"  # numpy.savez / mlx.core.savez archives
     INDEX = "index"  # *.safetensors.index.json
     MANIFEST = "grit-manifest"
     CONFIG = "config"  # config.json, quantize_config.json, hf_quant_config.json
@@ -42,7 +43,14 @@ class Format(str, enum.Enum):
     @property
     def is_checkpoint_file(self) -> bool:
         """A file that holds tensors (the others describe them)."""
-        return self in (Format.SAFETENSORS, Format.GGUF)
+        return self not in (Format.INDEX, Format.MANIFEST, Format.CONFIG)
+
+    @property
+    def hf_named(self) -> bool:
+        """A file of tensors named as Hugging Face checkpoints name them
+        (every tensor format but GGUF, which names its own): conventions are
+        inferred over its tensors, per model (parsers/models.py)."""
+        return self is not Format.GGUF and self.is_checkpoint_file
 
     @property
     def is_checkpoint(self) -> bool:

@@ -60,3 +60,16 @@ def test_nvfp4_group_size_32_over_16_blocks_is_named() -> None:
 def test_the_correct_nvfp4_file_names_no_contradiction() -> None:
     r = grit_scan.scan([str(P / "ct" / "nvfp4a16-sharded")])
     assert "declared_mismatch" not in {str(f.kind) for f in r.findings}
+
+
+def test_an_unreadable_file_is_not_said_to_hold_nothing_quantised(tmp_path: Path) -> None:
+    """A config declaring quantisation beside a file grit could not read:
+    the file's own finding, never "no tensor is quantised" (the file may
+    hold them)."""
+    (tmp_path / "config.json").write_bytes((P / "mlx-q4-g64" / "config.json").read_bytes())
+    (tmp_path / "model.safetensors").write_bytes(b"garbage12")
+    r = grit_scan.scan([str(tmp_path)])
+    assert [str(f.kind) for f in r.findings] == ["file_unparseable"]
+    # a readable file of floats under the same config is stale: declared_mismatch
+    (tmp_path / "model.safetensors").write_bytes((8).to_bytes(8, "little") + b"{}      ")
+    assert [str(f.kind) for f in grit_scan.scan([str(tmp_path)]).findings] == ["declared_mismatch"]

@@ -60,7 +60,7 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
         loc = hf_location(a.path)
         if loc is not None:
             a.repo, a.revision = loc
-    st = [a for a in arts if a.format is Format.SAFETENSORS]
+    st = [a for a in arts if a.format.hf_named]
     models, disjoint = _safetensors_models(st, index_shards)
     for model, members in models.items():
         for a in members:

@@ -34,6 +34,7 @@ from ..names import Declared
 from . import budgets, safetensors_reader
 from .fileio import SafeFile
 from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, default_role
+from .npz_reader import NpzReader
 from .roles import gguf_role
 
 # The GGUF reader, the __grit__ header parser and the descriptor codec load
@@ -117,7 +118,7 @@ class GgufReader(Reader):
         return _read_gguf(source, ctx)
 
 
-CHECKPOINT_READERS: tuple[Reader, ...] = (GgufReader(), SafetensorsReader())
+CHECKPOINT_READERS: tuple[Reader, ...] = (GgufReader(), SafetensorsReader(), NpzReader())
 
 
 def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = None) -> Artifact:

@@ -35,7 +35,7 @@ _WEIGHT_SUFFIXES = {
     ".bin": SkipKind.PICKLE, ".pt": SkipKind.PICKLE, ".pth": SkipKind.PICKLE,
     ".ckpt": SkipKind.PICKLE, ".pkl": SkipKind.PICKLE, ".pickle": SkipKind.PICKLE,
     ".onnx": SkipKind.OTHER_WEIGHTS, ".h5": SkipKind.OTHER_WEIGHTS,
-    ".msgpack": SkipKind.OTHER_WEIGHTS, ".npz": SkipKind.OTHER_WEIGHTS,
+    ".msgpack": SkipKind.OTHER_WEIGHTS,
     ".npy": SkipKind.OTHER_WEIGHTS, ".tflite": SkipKind.OTHER_WEIGHTS,
 }
 

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...artifact import Artifact, Format, IssueCode, QTensor, ScanInput
+from ...artifact import Artifact, IssueCode, QTensor, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -143,13 +143,14 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     out: list[Finding] = []
     by_group: dict[str, list[Artifact]] = defaultdict(list)
     for a in scan.artifacts:
-        if a.format is Format.SAFETENSORS and a.group is not None:
+        if a.format.hf_named and a.group is not None:
             by_group[a.group].append(a)
     for group, dec in sorted(scan.declared.items()):
         arts = by_group.get(group, [])
         src = dec.get("source", "config")
         cfg_path = posixpath.join(group, src.split(" ")[0])
-        if arts and not any(a.quantized for a in arts):
+        if arts and not any(a.quantized for a in arts) and all(a.parsed for a in arts):
+            # (a file grit could not read may hold them: it has its own finding)
             # here: the convention registry, which only a declaring model needs (start-up)
             from ...conventions.base import recognised
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from itertools import compress
 from operator import and_, methodcaller
 
-from ...artifact import Artifact, Format
+from ...artifact import Artifact
 from ...names import applies
 from ..codes import Kind
 from ..finding import Finding, Severity
@@ -54,7 +54,7 @@ def _float_weights(a: Artifact) -> Iterable[str]:
 
 
 def check_file(a: Artifact) -> list[Finding]:
-    if a.format is not Format.SAFETENSORS or not a.quantized:
+    if not a.format.hf_named or not a.quantized:
         return []
     dec = a.quantized.declared()
     if not dec or _FLOATS.isdisjoint(a.tensor_dtypes()):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 
-from ...artifact import Artifact, Format, IssueCode, ScanInput
+from ...artifact import Artifact, IssueCode, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -44,7 +44,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     out: list[Finding] = []
     by_group: dict[str, list[Artifact]] = defaultdict(list)
     for a in scan.artifacts:
-        if a.format is Format.SAFETENSORS and a.group is not None:
+        if a.format.hf_named and a.group is not None:
             by_group[a.group].append(a)
     unknown: set[str] = set()
     if scan.declared:
