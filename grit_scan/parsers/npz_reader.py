@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import struct
 import zipfile
+from types import MappingProxyType
 from typing import Any
 
 from ..artifact import Artifact, Format, IssueCode, StoredTensor
@@ -33,9 +34,9 @@ ZIP_MAGIC = b"PK\x03\x04"
 NPY_MAGIC = b"\x93NUMPY"
 NPY_HEADER_MAX = 10_000  # numpy's own limit on a .npy header (numpy.lib.format)
 LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature ... name length, extra length
-_DTYPES = {"<f2": "F16", "<f4": "F32", "<f8": "F64", "|i1": "I8", "|u1": "U8",
+_DTYPES = MappingProxyType({"<f2": "F16", "<f4": "F32", "<f8": "F64", "|i1": "I8", "|u1": "U8",
            "<i2": "I16", "<u2": "U16", "<i4": "I32", "<u4": "U32", "<i8": "I64",
-           "<u8": "U64", "|b1": "BOOL", "<V2": "BF16", "|V2": "BF16"}
+           "<u8": "U64", "|b1": "BOOL", "<V2": "BF16", "|V2": "BF16"})
 RAW_BF16 = ("<V2", "|V2")
 
 

@@ -162,7 +162,7 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
         bad = _lone_surrogate(obj)
         if bad is not None:
             raise ParseError(
-                f"header JSON holds a lone surrogate escape in {bad!r}, which is not Unicode "
+                f"header JSON holds a lone surrogate escape in '{bad}', which is not Unicode "
                 "text (the safetensors library refuses such a header too)")
     hdr = Header(header_len=n, data_start=8 + n)
     meta = obj.pop("__metadata__", None)

@@ -256,7 +256,13 @@ def _(d): return st_raw(d, "a.safetensors",
 @case("st16_hostile_names", kinds=(), graded=0)
 def _(d): return st_json(d, "a.safetensors", {
     "nul\x00name": t("U8", [1], [0, 1]), "\x1b[31mred\x1b[0m": t("U8", [1], [1, 2]),
-    "../../etc/passwd": t("U8", [1], [2, 3]), "lone\ud800": t("U8", [1], [3, 4])}, b"abcd")
+    "../../etc/passwd": t("U8", [1], [2, 3]), "ok": t("U8", [1], [3, 4])}, b"abcd")
+
+
+# a lone surrogate is not Unicode text: refused, as the safetensors library refuses it
+@case("st16_lone_surrogate_name", kinds=("file_unparseable",), graded=1)
+def _(d): return st_json(d, "a.safetensors", {
+    "nul\x00name": t("U8", [1], [0, 1]), "lone\ud800": t("U8", [1], [1, 2])}, b"ab")
 
 
 # ---------------------------------------------------------------- GGUF 17-28
