@@ -15,7 +15,7 @@ from itertools import compress, repeat
 from operator import ne
 from typing import TYPE_CHECKING
 
-from ...artifact import Artifact, Format, QTensor, Recorded, ScanInput, Source
+from ...artifact import Artifact, Format, QList, QTensor, Recorded, ScanInput, Source
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -246,7 +246,7 @@ def _operands(members: Sequence[Artifact]) -> dict[tuple[str, str], _Op]:
             if f is None or kin.rep.source == Source.MANIFEST:
                 continue
             if names is None:
-                names, roles = qs.names(), qs.roles()
+                names, roles = _names_roles(qs)
             assert roles is not None
             g = group_shape(kin.rep)
             has_gid = _gid(kin.rep) is not None
@@ -255,7 +255,7 @@ def _operands(members: Sequence[Artifact]) -> dict[tuple[str, str], _Op]:
         refused = refused_schemes(a)
         if refused:
             if names is None:
-                names, roles = qs.names(), qs.roles()
+                names, roles = _names_roles(qs)
             assert roles is not None
             for i, n in enumerate(names):
                 got = refused.get(n)
@@ -265,6 +265,13 @@ def _operands(members: Sequence[Artifact]) -> dict[tuple[str, str], _Op]:
         found = {k: ("groups", a, n, g) if shape == "per-channel" else (shape, a, n, g)
                  for k, (shape, a, n, g) in found.items()}
     return found
+
+
+def _names_roles(qs: Sequence[QTensor]) -> tuple[list[str], list[str]]:
+    """Every tensor's name and role, from a QList's columns when it has them."""
+    if isinstance(qs, QList):
+        return qs.names(), qs.roles()
+    return [q.name for q in qs], [q.role for q in qs]
 
 
 def group_shape_changes(arts: Sequence[Artifact]) -> list[Finding]:
@@ -309,6 +316,7 @@ def group_shape_changes(arts: Sequence[Artifact]) -> list[Finding]:
 
 def _shape_finding(repo: str, fmts: str, shape_a: str, shape_b: str,
                    items: list[tuple[str, _Op, _Op]]) -> Finding:
+    items = sorted(items, key=lambda it: (it[0], it[1][2], it[2][2]))  # not kin order
     roles = [r for r, _, _ in items]
     _, a1, n1, _ = items[0][1]
     _, a2, n2, _ = items[0][2]
