@@ -71,7 +71,10 @@ def test_two_fp8_schemes_in_one_folder_are_not_compared(tmp_path):
 
 def test_whole_producers_tree_compares_no_two_schemes():
     r = grit_scan.scan([str(PROD)], jobs=1)
-    assert "gid_disagreement" not in kinds(r)
+    # the one disagreement is the cache whose revisions changed group shape
+    # (per-tensor to per-channel FP8): revisions of one repository, never two schemes
+    (g,) = [f for f in r.findings if f.kind.value == "gid_disagreement"]
+    assert g.detail["differences"] == ["group_shape"] and "grit/fp8-scheme" in g.message
     # the one structural finding of the tree is the split GGUF with a part missing
     structural = [(f.kind.value, Path(f.path).parent.name) for f in r.findings
                   if f.severity.value == "structural"]
@@ -81,12 +84,14 @@ def test_whole_producers_tree_compares_no_two_schemes():
     # the disagreements are the configs that lie about their bytes (GPTQ
     # declaring 3 bits over 4-bit bytes; the hand-edited NVFP4 group_size 32
     # and FineGrainedFP8 64x64 copies) and the legacy GPTQ file that leaves
-    # its zero-point convention undeclared (§13); none compares two schemes
+    # its zero-point convention undeclared (§13), and the revision that
+    # changed group shape; none compares two schemes
     disagreements = sorted((f.kind.value, Path(f.path).parent.name) for f in r.findings
                            if f.severity.value == "disagreement")
     assert disagreements == [("declared_mismatch", "ct-nvfp4-lying-g32"),
                              ("declared_mismatch", "fp8-finegrained-lying-64"),
                              ("declared_mismatch", "wrong-bits-config-3"),
+                             ("gid_disagreement", "feaac60f0b993e01c1f3d9d3384e5984e9d218a3"),
                              ("zp_convention_undeclared", "v1-legacy-4bit-g128")]
     assert main(["scan", "--fail-on", "disagreement", str(PROD)]) == 2
 
@@ -107,16 +112,39 @@ def test_a_disagreement_names_its_operands_and_the_scheme_they_share():
                  str(FIX / "broken" / "tool-disagreement")]) == 2
 
 
-@pytest.mark.parametrize("pair", [("fp8-block", "fp8-dynamic-sharded"),
-                                  ("w8a8-int8", "w4afp8")])
-def test_revisions_of_different_schemes_are_listed_not_compared(tmp_path, pair):
-    # two revisions of one cache repository, one per scheme
+def _revisions(tmp_path, pair):
+    """Two revisions of one cache repository, one per model of ``pair``."""
     repo = tmp_path / "hub" / "models--org--m"
     for n, m in enumerate(pair):
         shutil.copytree(PROD / "ct" / m, repo / "snapshots" / (str(n) * 40))
     (repo / "refs").mkdir()
     (repo / "blobs").mkdir()
-    r = grit_scan.scan([str(tmp_path / "hub")], jobs=1)
+    return grit_scan.scan([str(tmp_path / "hub")], jobs=1)
+
+
+@pytest.mark.parametrize("pair,shapes", [
+    (("fp8-block", "fp8-dynamic-sharded"), ["2-D blocks", "per-channel"]),
+    (("w8a8-int8", "w4afp8"), ["per-channel", "groups"])])
+def test_revisions_that_change_group_shape_disagree(tmp_path, pair, shapes):
+    # the same formats (compressed-tensors' own config: the same type, scale
+    # dtype) under another group shape in the next revision: a disagreement
+    # (spec-notes.md), where two folders side by side are never compared
+    assert ct_strategy(pair[0])[2] != ct_strategy(pair[1])[2]
+    r = _revisions(tmp_path, pair)
+    (g,) = [f for f in r.findings if f.kind.value == "gid_disagreement"]
+    assert sorted(g.detail["group_shapes"]) == sorted(shapes)
+    assert g.detail["revisions"] and set(g.detail["revisions"]) == {"0" * 40, "1" * 40}
+    assert g.detail["compared_as"].startswith("revisions of one repository (org/m)")
+    assert g.detail["count"] == 14 and "changed group shape" in g.message
+    # one quantisation in two group shapes: not listed as two quantisations
+    assert "quantizations" not in kinds(r)
+    assert r.exit_codes == {"graded": 2, "simple": 1}
+
+
+def test_revisions_of_different_formats_are_listed_not_compared(tmp_path):
+    # e4m3 per-channel FP8 and s8 per-channel W8A8: other formats, never compared
+    assert ct_strategy("fp8-dynamic-sharded")[0] != ct_strategy("w8a8-int8")[0]
+    r = _revisions(tmp_path, ("fp8-dynamic-sharded", "w8a8-int8"))
     assert "gid_disagreement" not in kinds(r)
     (q,) = [f for f in r.findings if f.kind.value == "quantizations"]
     assert len(q.detail["quantizations"]) == 2 and q.detail["repo"] == "org/m"

@@ -39,7 +39,6 @@ ACCEPTED = [
     ("ct/mxfp8", "model.layers.0.self_attn.k_proj.weight", None),
     ("ct/mxfp4a16", "model.layers.0.self_attn.k_proj.weight", None),
     ("modelopt/nvfp4", "model.layers.0.self_attn.k_proj.weight", None),
-    ("modelopt/fp8", "model.layers.0.self_attn.k_proj.weight", None),
     ("gguf-quants/tiny-llama-Q8_0.gguf", "blk.0.attn_k.weight", "gguf-quants/tiny-llama-Q8_0"),
     ("gguf-quants/tiny-llama-Q4_K_M.gguf", "blk.0.attn_k.weight",
      "gguf-quants/tiny-llama-Q4_K_M"),
@@ -85,6 +84,8 @@ REFUSED = [
     ("gptq/v1-legacy-4bit-g128", "model.layers.0.self_attn.k_proj.qweight", "§0.3d"),
     ("gptq/v1-8bit-perchannel", "model.layers.1.self_attn.k_proj.qweight", "placement"),
     ("awq/gemm-4bit-g128", "model.layers.0.self_attn.k_proj.qweight", "§0.3d"),
+    # one scale per tensor: no descriptor, so nothing to decode by (§3.7, §3.1)
+    ("modelopt/fp8", "model.layers.0.self_attn.k_proj.weight", "per-tensor"),
 ]
 
 

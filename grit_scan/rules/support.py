@@ -409,15 +409,31 @@ def formats(q: QTensor) -> str | None:
     return out
 
 
-def model_scheme(members: Sequence[Artifact]) -> str | None:
-    """The quantisation scheme of a model: the formats most of its described
-    tensors hold (``formats``; counted once per kin, weighted by its
-    tensors, ties to the first met) and its group shape, e.g. ``e4m3/bfloat16
-    per-channel`` or ``s8/bfloat16 groups``.  Models compare their tensors
-    only under one scheme; other schemes are other quantisations (the
-    quantizations kind lists them).  A model is per-channel only when every
-    described tensor has one scale per row: groups whose run happens to be a
-    short row's length are still groups."""
+def refused_schemes(art: Artifact) -> dict[str, tuple[str, str]]:
+    """Tensor name -> (formats, group shape) of the tensors a convention
+    refused as not representable but whose formats and group shape it
+    recorded on the issue (FP8 with one scale per tensor, or 2-D blocks):
+    such a tensor has a scheme but no descriptor, so no gid."""
+    def compute() -> dict[str, tuple[str, str]]:
+        out: dict[str, tuple[str, str]] = {}
+        for iss in art.issues:
+            if iss.code is IssueCode.NOT_REPRESENTABLE and iss.tensor is not None:
+                f, g = iss.detail.get("formats"), iss.detail.get("group_shape")
+                if isinstance(f, str) and isinstance(g, str):
+                    out.setdefault(iss.tensor, (f, g))
+        return out
+    if not art.issues:
+        return {}
+    return memoised("refused_schemes", art, compute)
+
+
+def scheme_parts(members: Sequence[Artifact]) -> tuple[str, str] | None:
+    """The quantisation scheme of a model as (formats, group shape): the
+    formats most of its tensors hold (``formats``, or what a refusal
+    recorded: ``refused_schemes``; counted once per kin, weighted by its
+    tensors, ties to the first met) and its group shape.  A model is
+    per-channel only when every described tensor has one scale per row:
+    groups whose run happens to be a short row's length are still groups."""
     fmts: Counter[str] = Counter()
     shapes: Counter[str] = Counter()
     for a in members:
@@ -426,11 +442,24 @@ def model_scheme(members: Sequence[Artifact]) -> str | None:
             if f is not None:
                 fmts[f] += len(kin.idx)
                 shapes[group_shape(kin.rep)] += len(kin.idx)
+        for f, g in refused_schemes(a).values():
+            fmts[f] += 1
+            shapes[g] += 1
     if not fmts:
         return None
     if "per-channel" in shapes and "groups" in shapes:
         shapes["groups"] += shapes.pop("per-channel")
-    return f"{fmts.most_common(1)[0][0]} {shapes.most_common(1)[0][0]}"
+    return fmts.most_common(1)[0][0], shapes.most_common(1)[0][0]
+
+
+def model_scheme(members: Sequence[Artifact]) -> str | None:
+    """The quantisation scheme of a model (``scheme_parts``) as one string,
+    e.g. ``e4m3/bfloat16 per-channel`` or ``s8/bfloat16 groups``.  Models
+    compare their tensors only under one scheme; other schemes are other
+    quantisations (the quantizations kind lists them), except the group
+    shape of revisions of one repository (gid_disagreement)."""
+    got = scheme_parts(members)
+    return None if got is None else f"{got[0]} {got[1]}"
 
 
 def quant_label(members: Sequence[Artifact]) -> str:

@@ -36,6 +36,8 @@ def infer_fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts,
         return
     if lay.name == "block-row" and not _block_fits(ctx, mod, w, sc, key, lay):
         return
+    if lay.name == "per-tensor":
+        return _per_tensor(ctx, mod, w, sc, parts)
     q = new_q(ctx, mod, w, tuple(wt.shape), plan.grade, plan.convention)
     q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
     if plan.note is not None:
@@ -72,10 +74,7 @@ def _fp8_plan(wdt: str, sdt_name: str, wshape: tuple[int, ...], sshape: tuple[in
     g = parse_grade(f"grit1(e={elem},k0={lay.k0},s0={sdt}{dt_field(sdt)},esr=ratiomaxabs)")
     conv = "fp8-block" if lay.name == "block-row" else sys.intern(f"fp8-{lay.name}")
     note = None
-    if lay.name == "per-tensor":
-        note = ("a per-tensor scale is this per-channel grade with every row's scale "
-                "equal: GRIT's scale0 plane repeats the one stored scale per row")
-    elif lay.name == "block-row":
+    if lay.name == "block-row":
         note = (f"{key} {list(sshape)}: all {rows} rows lie in one block row, so the "
                 f"2-D blocks are runs of {lay.k0} along each row (§3.7) with every row's "
                 "scales equal: GRIT's scale0 plane repeats the stored row once per row")
@@ -92,7 +91,9 @@ def _block_fits(ctx: Ctx, mod: str, w: str, sc: str, key: str, lay: ScaleLayout)
     cols = ctx.tensors[w].shape[1]
     not_representable(ctx, mod, w, tuple(ctx.tensors[w].shape), "fp8-block", "§3.7",
          f"block FP8 with blocks {bw} wide over {cols} columns: the last block is partial, and "
-         "§3.7 requires the group axis to be a multiple of k0", [w, sc], block_width=bw)
+         "§3.7 requires the group axis to be a multiple of k0", [w, sc], block_width=bw,
+         formats=fp8_formats(ctx.tensors[w].dtype, ctx.tensors[sc].dtype),
+         group_shape="2-D blocks")
     return False
 
 
@@ -103,4 +104,49 @@ def _fp8_blocks(ctx: Ctx, mod: str, w: str, sc: str, key: str) -> None:
     not_representable(ctx, mod, w, shape, "fp8-block", "§3.7",
          f"DeepSeek-style block FP8: {key} {st.dtype} {list(st.shape)} holds one scale per "
          "2-D tile; GRIT v1 groups are runs along one axis (§3.7, §0.3), so 2-D blocks are "
-         "not expressible", [w, sc], weight_shape=list(shape), scale_shape=list(st.shape))
+         "not expressible", [w, sc], weight_shape=list(shape), scale_shape=list(st.shape),
+         formats=fp8_formats(wt.dtype, st.dtype), group_shape="2-D blocks")
+
+
+def fp8_formats(wdt: str, sdt: str) -> str:
+    """What a refused FP8 tensor still has without a descriptor: its element
+    and scale formats, recorded with its group-shape class on the
+    not_representable issue (the rules compare revisions by them)."""
+    elem = "e4m3" if wdt == "F8_E4M3" else "e5m2"
+    return f"{elem}/{SCALE_TOKENS.get(sdt, sdt)}"
+
+
+_SCALE_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
+
+
+def _per_tensor(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts) -> None:
+    """One scale over a weight of more than one row: not representable.
+    §3.7 groups are runs of k0 along the group axis, whose extent must be a
+    multiple of k0, and k0 is a uint16 (§3.1), so one group cannot cover
+    rows x cols; per-tensor scaling exists in v1 only as a level-1 scale
+    (k1 = 0), which needs a level-0 scale plane these files do not have.
+    The size equation of what the file holds (one byte per element, one
+    scale) is checked before the refusal; a weight of one row is the
+    per-channel case and never comes here."""
+    wt, st = ctx.tensors[w], ctx.tensors[sc]
+    rows, cols = wt.shape
+    shape = (rows, cols)
+    data_want, scale_want = rows * cols, _SCALE_BYTES[st.dtype]
+    if wt.nbytes != data_want or st.nbytes != scale_want:
+        ctx.art.issue(IssueCode.SIZE,
+                      f"{w}: per-tensor FP8 holds one byte per element and one "
+                      f"{st.dtype} scale: {data_want:,} + {scale_want} bytes; the file holds "
+                      f"{wt.nbytes:,} + {st.nbytes}", tensor=w)
+        return
+    reason = (f"one {st.dtype} scale for a {rows}x{cols} FP8 weight (per-tensor): GRIT v1 "
+              f"groups are runs of k0 along one axis, whose extent must be a multiple of k0 "
+              f"(§3.7), and k0 is at most 65,535 (§3.1), so one group cannot span {rows} "
+              "rows; v1 scales a whole tensor only at level 1 (k1 = 0), over a level-0 scale "
+              "plane this file does not have")
+    extra = [parts[s] for s in (".input_scale",) if s in parts]
+    q = not_representable(ctx, mod, w, shape, "fp8-per-tensor", "§3.7", reason,
+                          [w, sc, *extra], weight_shape=[rows, cols], scale_shape=[1, 1],
+                          actual_group_size=rows * cols, data_bytes=wt.nbytes,
+                          scale_bytes=st.nbytes, formats=fp8_formats(wt.dtype, st.dtype),
+                          group_shape="per-tensor")
+    q.planes = [ctx.ref(w), ctx.ref(sc), None, None]

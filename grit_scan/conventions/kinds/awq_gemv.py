@@ -2,10 +2,14 @@
 scales [out, W·32/b] float16 and qzeros [out, W] int32, where W is
 ``calculate_zeros_width``: the number of groups rounded up to a multiple of
 32/b (and doubled for group 64, quadrupled for group 32); the padding
-columns are zero."""
+columns are zero.  The size equations are these widths, padding included
+(``WQLinear_GEMV.__init__`` allocates them so, awq/modules/linear/gemv.py):
+the §7.3 equations of the grade give the unpadded scale plane, so they are
+recorded beside the padded ones, not held to the file."""
 
 from __future__ import annotations
 
+from ...artifact import IssueCode
 from ...codec import descriptor as desc_mod
 from ...codec.check import expected_plane_sizes
 from ...codec.errors import GritError
@@ -35,12 +39,17 @@ class AwqGemv(Convention):
     declared_as = ("quant_method=awq", "version=gemv")
     dtypes = ("I32", "F16")
     conventions = ("awq",)
-    planes = ("data `qweight` [out, in/8], scale0 `scales` and aux `qzeros`, both padded "
-              "to calculate_zeros_width")
+    planes = ("data `qweight` [out, in/8] (LSB-first nibbles); scale0 `scales` [out, W·8] "
+              "and aux `qzeros` [out, W], W = calculate_zeros_width (groups rounded up to a "
+              "multiple of 8, then of 2 for group 64, 4 for group 32): the size equations "
+              "hold with that padding, whose columns are zero")
     not_representable = ("§0.3(d)", "zero points packed densely in int32 words, and scales "
                          "and zero points padded past the last group")
     checks = ("bits", "group_size", "quant_method", "version")
-    decode = "refused (not representable); sizes checked against AutoAWQ's GEMV widths"
+    decode = ("refused (not representable); the grade it would have, "
+              "grit1(e=u4,k0=g,s0=binary16,zp=u4,dt=binary16), decodes the unpadded planes "
+              "equal to AutoAWQ's (q - z) · scales in float16; sizes held to AutoAWQ's GEMV "
+              "widths, padding included")
 
     @classmethod
     def claims(cls, ctx: Ctx, parts: Parts) -> bool:
@@ -67,8 +76,9 @@ class AwqGemv(Convention):
         grade = None
         detail: dict[str, object] = {"bits": bits, "group_size": group, "in": k, "out": out}
         if group is not None and group <= 65535:
+            # AutoAWQ dequantises (q - z) · scales in float16: dt is the scale's dtype
             grade = parse_grade(f"grit1(e=u{bits},k0={group},s0=binary16,zp=u{bits},"
-                                "esr=affineminmax)")
+                                "esr=affineminmax,dt=binary16)")
             width = zeros_width(k, group, pack)
             try:
                 sizes = expected_plane_sizes(desc_mod.from_grade(grade, group_axis=1), (out, k))
@@ -78,6 +88,19 @@ class AwqGemv(Convention):
                               padded_ok=width == t[qz].shape[1])
             except GritError:
                 pass
+            # the GEMV size equations, padding included: qweight out·in/2 bytes,
+            # scales out·W·pack float16, qzeros out·W int32
+            want = (out * k * bits // 8, out * width * pack * 2, out * width * 4)
+            have = (t[qw].nbytes, t[sc].nbytes, t[qz].nbytes)
+            if width > 0 and want != have:
+                ctx.art.issue(
+                    IssueCode.SIZE,
+                    f"{mod}: AWQ GEMV {out}x{k} at group {group} holds qweight, scales and "
+                    f"qzeros of {want[0]:,}, {want[1]:,} and {want[2]:,} bytes (scales and "
+                    f"qzeros padded to calculate_zeros_width = {width}); the file holds "
+                    f"{have[0]:,}, {have[1]:,} and {have[2]:,}", tensor=mod + ".weight",
+                    expected=list(want), actual=list(have))
+                return
         reason = (f"AWQ GEMV packs its {bits}-bit zero points densely ({pack} per int32 word) "
                   "and pads its scales and zero points past the last group "
                   "(calculate_zeros_width); GRIT v1 stores sub-byte zero points one per byte "

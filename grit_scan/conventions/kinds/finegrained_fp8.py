@@ -19,7 +19,8 @@ class FineGrainedFp8(Convention):
     conventions = ("fp8-block", "fp8-per-channel", "fp8-per-tensor", "fp8-per-group")
     planes = "data `weight`, scale0 `weight_scale_inv`"
     not_representable = ("§3.7", "2-D blocks: GRIT v1 groups are runs along one axis "
-                         "(a single block row is per-group, and representable)")
+                         "(a single block row is per-group, and representable); one scale "
+                         "over more than one row likewise (§3.7, §3.1)")
     checks = ("quant_method", "weight_block_size")
     decode = "equal where representable (a single block row); 2-D blocks refused (§3.7)"
 

@@ -21,11 +21,13 @@ class Fp8(Convention):
                    "quant_method=fbgemm_fp8", "quant_algo=FP8")
     dtypes = ("F8_E4M3", "F8_E5M2", "F32", "F16", "BF16")
     conventions = ("fp8-per-tensor", "fp8-per-channel", "fp8-per-group", "fp8-block")
-    planes = "data `weight`, scale0 `weight_scale` (repeated per row when per-tensor)"
-    grade = ("grit1(e=e4m3|e5m2, k0=row length or group, s0=scale dtype); "
-             "2-D blocks: not representable (§3.7)")
+    planes = ("data `weight`, scale0 `weight_scale` (a single block row repeated per row); "
+              "per-tensor: no plan, the bytes are one scale")
+    grade = ("grit1(e=e4m3|e5m2, k0=row length or group, s0=scale dtype); one scale over "
+             "more than one row (per-tensor) and 2-D blocks: not representable (§3.7, §3.1)")
     checks = ("format", "group_size", "weight_block_size")
-    decode = "equal to the producer's w · scale in the scale's dtype"
+    decode = ("equal to the producer's w · scale in the scale's dtype where described; "
+              "per-tensor and 2-D blocks refused (no descriptor)")
 
     @classmethod
     def claims(cls, ctx: Ctx, parts: Parts) -> bool:

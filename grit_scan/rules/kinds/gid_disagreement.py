@@ -15,11 +15,21 @@ from itertools import compress, repeat
 from operator import ne
 from typing import TYPE_CHECKING
 
-from ...artifact import Artifact, Format, QTensor, Recorded, ScanInput, Source
+from ...artifact import Artifact, Format, QList, QTensor, Recorded, ScanInput, Source
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import Kin, checkpoint_key, formats, model_scheme, models, per_tensor
+from ..support import (
+    Kin,
+    checkpoint_key,
+    formats,
+    group_shape,
+    kins,
+    model_scheme,
+    models,
+    per_tensor,
+    refused_schemes,
+)
 
 # The codec loads where a described tensor is compared: every scan imports
 # this module for its RULE (start-up, issue 15); the explain codec only when
@@ -51,10 +61,26 @@ FP8, W8A8 beside W4AFP8, a `-GGUF` repository's Q4_K_M and Q8_0) and
 unrelated repositories are never compared; the `quantizations` kind lists
 the former ([spec-notes.md](spec-notes.md#models-not-files-issue-12)).
 
+One exception, for revisions of one Hugging Face repository only: an operand
+(the same role, element and scale formats) whose group shape changed between
+two revisions — per-tensor to per-channel, per-channel to 2-D blocks, groups
+to per-channel — is a disagreement, even where one side is not representable
+(it has a scheme, not a gid). The message names both group shapes, both
+revisions, a count and the first few operands (`compared_as`: revisions of
+one repository whose operands changed group shape; `group_shapes`,
+`revisions`). Revisions whose formats differ stay listed by `quantizations`,
+and folders side by side keep the rule above
+([spec-notes.md](spec-notes.md#per-tensor-fp8-scales-not-representable)).
+
 Example (`fixtures/broken/tool-disagreement`):
 
     1 operand(s) differ from .../gguf/model.gguf (e.g. blk.0.attn_q.weight) in k0 (64 vs 32);
     both e2m1/e8m0 groups (the same tensors)
+
+Example (`fixtures/producers/hf-cache-fp8-scheme`):
+
+    14 operand(s) changed group shape between revisions of grit/fp8-scheme: per-channel in
+    01454a32..., per-tensor in feaac60f... (e.g. blk.0.ffn_down.weight, ...); both e4m3/bfloat16
 
 Fix: `grit explain FILE::TENSOR FILE::TENSOR` shows which tool wrote what
 ([triage.md](triage.md)). A verdict of "decode-equivalent through a
@@ -65,7 +91,8 @@ RULES = (RULE,)
 
 
 def check_scan(scan: ScanInput) -> list[Finding]:
-    return gid_disagreement(scan.artifacts) + manifest_changes(scan.artifacts)
+    return (gid_disagreement(scan.artifacts) + group_shape_changes(scan.artifacts)
+            + manifest_changes(scan.artifacts))
 
 
 def _operand(a: Artifact, q: QTensor, grade: Grade | None = None) -> Operand:
@@ -194,6 +221,124 @@ def _disagreements(arts: Sequence[Artifact], why: str, sch: str, short: str
              "suggested_fix": shlex.join(["grit", "explain", f"{a1.path}::{q1.name}",
                                           f"{a2.path}::{q2.name}"])}))
     return out
+
+
+# an operand of one model: (its group shape, the file and tensor, whether it has a gid)
+_Op = tuple[str, Artifact, str, bool]
+_SHOWN = 3  # operands a group-shape message names; the detail has up to 50
+
+
+def _operands(members: Sequence[Artifact]) -> dict[tuple[str, str], _Op]:
+    """(role, formats) -> the group shape of the model's first tensor of
+    that role and formats, described or refused with a recorded scheme.  A
+    model holding groups along one axis counts its per-channel tensors as
+    groups too (a run that happens to be a short row's length), as
+    ``support.scheme_parts`` does."""
+    found: dict[tuple[str, str], _Op] = {}
+    for a in members:
+        qs = a.quantized
+        if a.format is Format.MANIFEST or not qs:
+            continue
+        names: list[str] | None = None
+        roles: list[str] | None = None
+        for kin in kins(a):
+            f = formats(kin.rep)
+            if f is None or kin.rep.source == Source.MANIFEST:
+                continue
+            if names is None:
+                names, roles = _names_roles(qs)
+            assert roles is not None
+            g = group_shape(kin.rep)
+            has_gid = _gid(kin.rep) is not None
+            for i in kin.idx:
+                found.setdefault((roles[i], f), (g, a, names[i], has_gid))
+        refused = refused_schemes(a)
+        if refused:
+            if names is None:
+                names, roles = _names_roles(qs)
+            assert roles is not None
+            for i, n in enumerate(names):
+                got = refused.get(n)
+                if got is not None:
+                    found.setdefault((roles[i], got[0]), (got[1], a, n, False))
+    if any(op[0] == "groups" for op in found.values()):
+        found = {k: ("groups", a, n, g) if shape == "per-channel" else (shape, a, n, g)
+                 for k, (shape, a, n, g) in found.items()}
+    return found
+
+
+def _names_roles(qs: Sequence[QTensor]) -> tuple[list[str], list[str]]:
+    """Every tensor's name and role, from a QList's columns when it has them."""
+    if isinstance(qs, QList):
+        return qs.names(), qs.roles()
+    return [q.name for q in qs], [q.role for q in qs]
+
+
+def group_shape_changes(arts: Sequence[Artifact]) -> list[Finding]:
+    """Revisions of one Hugging Face repository whose same operand (role,
+    element and scale formats) changed its group shape: per-tensor to
+    per-channel, per-channel to 2-D blocks, ...  Compared even where one
+    side is not representable (a scheme, no gid).  Operands that both have
+    a gid under one scheme are gid_disagreement's own comparison."""
+    by_repo: dict[str, list[tuple[str, list[Artifact]]]] = defaultdict(list)
+    for key, members in models(arts).items():
+        if members[0].repo:
+            by_repo[members[0].repo].append((key, members))
+    out: list[Finding] = []
+    for repo, ms in sorted(by_repo.items()):
+        if len(ms) < 2:
+            continue
+        schemes = {key: model_scheme(members) for key, members in ms}
+        ops = {key: _operands(members) for key, members in ms}
+        every: dict[tuple[str, str], dict[str, list[tuple[str, _Op]]]] = defaultdict(
+            lambda: defaultdict(list))
+        for key, _members in ms:
+            for op_key, op in ops[key].items():
+                every[op_key][op[0]].append((key, op))
+        # (formats, shape a, shape b, models a, models b) -> [(role, op a, op b)]
+        patterns: dict[tuple[str, str, str, tuple[str, ...], tuple[str, ...]],
+                       list[tuple[str, _Op, _Op]]] = defaultdict(list)
+        for (role, fmts), by_shape in every.items():
+            if len(by_shape) < 2:
+                continue
+            groups = sorted(by_shape.items(), key=lambda kv: (-len(kv[1]), kv[1][0][0]))
+            shape_a, side_a = groups[0]
+            for shape_b, side_b in groups[1:]:
+                (ka, op_a), (kb, op_b) = side_a[0], side_b[0]
+                if op_a[3] and op_b[3] and schemes[ka] == schemes[kb]:
+                    continue  # both described under one scheme: compared by gid
+                patterns[(fmts, shape_a, shape_b, tuple(k for k, _ in side_a),
+                          tuple(k for k, _ in side_b))].append((role, op_a, op_b))
+        for (fmts, shape_a, shape_b, _ma, _mb), items in sorted(patterns.items()):
+            out.append(_shape_finding(repo, fmts, shape_a, shape_b, items))
+    return out
+
+
+def _shape_finding(repo: str, fmts: str, shape_a: str, shape_b: str,
+                   items: list[tuple[str, _Op, _Op]]) -> Finding:
+    items = sorted(items, key=lambda it: (it[0], it[1][2], it[2][2]))  # not kin order
+    roles = [r for r, _, _ in items]
+    _, a1, n1, _ = items[0][1]
+    _, a2, n2, _ = items[0][2]
+    rev_a, rev_b = a1.revision or a1.path, a2.revision or a2.path
+    more = f" and {len(roles) - _SHOWN} more" if len(roles) > _SHOWN else ""
+    msg = (f"{len(roles)} operand(s) changed group shape between revisions of {repo}: "
+           f"{shape_a} in {rev_a}, {shape_b} in {rev_b} (e.g. {', '.join(roles[:_SHOWN])}"
+           f"{more}); both {fmts}")
+    return RULE.finding(
+        a2.path, msg, n2,
+        {"roles": roles[:50], "count": len(roles), "paths": [a2.path],
+         "agreeing_paths": [a1.path], "other_tensor": n1,
+         "compared_as": f"revisions of one repository ({repo}) whose operands changed "
+                        "group shape",
+         "scheme": fmts, "group_shapes": [shape_a, shape_b], "revisions": [rev_a, rev_b],
+         "differences": ["group_shape"],
+         "likeliest_cause": f"the repository was quantised again with another scale "
+                            f"granularity ({shape_a} -> {shape_b}): a loader, kernel or "
+                            "cached descriptor made for one revision reads the other's "
+                            "scales wrongly",
+         "suggested_fix": "pin the revision you validated, or validate the new one and "
+                          "update what depends on its scale layout"})
 
 
 _DERIVED = ("grade_id", "grade", "decode_projection", "gid")  # follow from the fields

@@ -20,7 +20,11 @@ RULE = Rule(
 clause (or section) that excludes it: codebooks (bitsandbytes NF4/FP4,
 llama.cpp IQ*: §0.3(b)), GPTQ act-order (§0.3(c)), GPTQ/AWQ dense-nibble zero
 points (§0.3(d), with the predicted and present zero-point bytes), 2-D block
-FP8 (§3.7), ggml types with offset-binary codes or split bit planes.
+FP8 (§3.7), one FP8 scale over a weight of more than one row (per-tensor:
+§3.7 groups are runs of k0 along one axis and k0 is a uint16, §3.1; v1 scales
+a whole tensor only at level 1, over a level-0 scale plane), ggml types with
+offset-binary codes or split bit planes. Such a tensor has no descriptor and
+no gid; its size equation and declared parameters are still checked.
 
 Example (`fixtures/conventions/gptq`):
 

@@ -11,7 +11,7 @@ from ...artifact import Artifact, ScanInput
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import model_scheme, models, quant_label
+from ..support import model_scheme, models, quant_label, scheme_parts
 
 RULE = Rule(
     code="GRIT401",
@@ -27,10 +27,13 @@ Different quantisations are expected to describe their tensors differently,
 so gid_disagreement never compares them; this lists them instead. Two models
 that a producer labels alike but that hold different schemes (element and
 scale formats, group shape, zero point, sparsity) are listed with their
-scheme in brackets. Each model is named by its folder (or its GGUF file);
-a long listing is cut short in the message and whole in `--output-format
-full` and JSON (`full_message`, `listing`). In a Hugging Face cache only the
-files of one repository are grouped. Never changes the exit code.
+scheme in brackets. Revisions of one Hugging Face repository whose formats
+agree are one quantisation, whatever their group shapes: a change of group
+shape between them is a `gid_disagreement`. Each model is named by its
+folder (or its GGUF file); a long listing is cut short in the message and
+whole in `--output-format full` and JSON (`full_message`, `listing`). In a
+Hugging Face cache only the files of one repository are grouped. Never
+changes the exit code.
 
 Example (`fixtures/producers/gguf-quants`):
 
@@ -87,8 +90,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             continue  # one model is one quantisation: its label need not be looked for
         paths = [ms[i][1][0].path for i in idx]
         where = posixpath.commonpath(paths) if len(paths) > 1 else paths[0]
-        named = [(quant_label(ms[i][1]), model_scheme(ms[i][1]), _name(ms[i][0], where))
-                 for i in idx]
+        # revisions of one repository whose formats agree are one quantisation:
+        # a change of group shape between them is gid_disagreement's to report
+        one_repo = ms[idx[0]][1][0].repo is not None
+        named = [(quant_label(ms[i][1]), _formats(ms[i][1]) if one_repo
+                  else model_scheme(ms[i][1]), _name(ms[i][0], where)) for i in idx]
         # a label two schemes share (compressed-tensors' float-quantized for
         # per-channel and block FP8) is told apart by its scheme
         schemes_of: dict[str, set[str | None]] = {}
@@ -109,6 +115,11 @@ def check_scan(scan: ScanInput) -> list[Finding]:
              "listing": {lab: sorted(v) for lab, v in sorted(labels.items())},
              "repo": ms[idx[0]][1][0].repo}))
     return out
+
+
+def _formats(members: Sequence[Artifact]) -> str | None:
+    got = scheme_parts(members)
+    return None if got is None else got[0]
 
 
 _WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
