@@ -12,6 +12,7 @@ import json
 import os
 import struct
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,8 @@ def test_reports_equal_one_at_a_time(hub: Loopback, repo: str) -> None:
     one = grit_scan.scan([f"hf://{repo}"], jobs=1, remote=ONE).to_json()
     many = grit_scan.scan([f"hf://{repo}"], jobs=1, remote=MANY).to_json()
     assert many == one
+    # the pool is the scan's own: no thread of it outlives the scan
+    assert not [t for t in threading.enumerate() if t.name.startswith("grit-remote")]
     # the shards and the index (a config without a problem is no artifact)
     assert one["findings"] == [] and len(one["artifacts"]) == (7 if repo == "t/big" else 5)
 

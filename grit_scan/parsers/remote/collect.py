@@ -149,7 +149,9 @@ class _Ahead:
             self.out.append(job)
 
     def parse_as(self, rel: str, ctx: ReadContext, fmt: Format) -> None:
-        job = self.jobs[rel]
+        job = self.jobs.get(rel)
+        if job is None:
+            return
         job.how = (ctx, fmt)
         if job.opened is not None and job.parsed is None:
             self._parse(job)
@@ -160,29 +162,38 @@ class _Ahead:
         job.parsed = self.pool.submit(lambda: read_checkpoint(opened.result(), ctx, fmt))
 
     def source(self, rel: str) -> ByteSource:
-        """``rel`` opened, at its turn (raises what opening it raised)."""
+        """``rel`` opened, at its turn (raises what opening it raised).  A
+        file's job is dropped once it is taken (a checkpoint's at ``parse``),
+        so what it fetched is not kept past its turn."""
         job = self.jobs.get(rel)
         if job is None or job.tab is None or job.opened is None or self.open_on is None:
             if job is not None and job in self.waiting:
                 self.waiting.remove(job)
-            return self.reading.source_now(rel)
+            try:
+                return self.reading.source_now(rel)
+            finally:
+                self.fill()
         self.out.remove(job)
         pending: list[Future[Any]] = [job.opened]
         if job.parsed is not None:
             pending.append(job.parsed)
         wait_for(pending)
         job.accepted = job.tab.settle()
+        opened, job.opened = job.opened, None
         try:
-            return job.opened.result() if job.accepted else self.open_on(rel, job.tab)
+            return opened.result() if job.accepted else self.open_on(rel, job.tab)
         except RemoteError:
             self.reading.failures += 1
+            self.jobs.pop(rel, None)
             raise
         finally:
+            if job.how is None:  # nothing to parse: a config or an index
+                self.jobs.pop(rel, None)
             self.fill()
 
     def parse(self, rel: str, src: ByteSource, ctx: ReadContext, fmt: Format) -> Artifact:
         """``rel``'s checkpoint parsed, at its turn (raises what parsing raised)."""
-        job = self.jobs.get(rel)
+        job = self.jobs.pop(rel, None)
         try:
             if job is not None and job.accepted and job.parsed is not None:
                 return job.parsed.result()
