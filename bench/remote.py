@@ -117,9 +117,12 @@ def sweep(tmp: Path, n: int) -> None:  # noqa: C901
 
     def run(extra: list[str], out: str) -> float:
         t0 = time.perf_counter()
-        subprocess.run(base + ["--out", str(tmp / out)] + extra, check=True,
+        # exit 1: the sample model is broken on purpose (a structural finding)
+        subprocess.run(base + ["--out", str(tmp / out)] + extra,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        assert len((tmp / out).read_text().splitlines()) == n, out
+        return took
 
     local = run(["--jobs", "2"], "local.jsonl")
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -220,10 +223,10 @@ def main() -> None:
             shards(tmp)
         if "gguf" in only:
             gguf_vocab(tmp)
-        if "sweep" in only:
-            sweep(tmp, args.models)
         if "remote-sweep" in only:
             remote_sweep(tmp, args.models, args.latency, args.rounds)
+        if "sweep" in only:
+            sweep(tmp, args.models)
 
 
 if __name__ == "__main__":
