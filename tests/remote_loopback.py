@@ -97,8 +97,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
                rng: str | None = None) -> None:
         # recorded before the reply goes out: the client may be done before
-        # this thread runs again
+        # this thread runs again (and so is the request no longer in flight)
         self.box.record(Hit(self.path, rng, status, len(body), self.headers.get("Authorization")))
+        self._answered()
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -108,11 +109,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server hook name
         self.box.entered()
+        self.counted = True
         try:
             if self.box.latency:
                 time.sleep(self.box.latency)
             self._get()
         finally:
+            self._answered()
+
+    def _answered(self) -> None:
+        """The request is no longer in flight: its answer is going out."""
+        if getattr(self, "counted", False):
+            self.counted = False
             self.box.left()
 
     def _get(self) -> None:
@@ -179,6 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._reply(416, b"", {"Content-Range": f"bytes */{len(data)}"}, rng)
         body = data[start:end + 1]
         if "reset_after" in fault:  # promise the whole range, then drop the connection
+            self._answered()
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
             self.send_header("Content-Length", str(len(body)))

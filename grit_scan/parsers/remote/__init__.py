@@ -223,14 +223,17 @@ class Tab(Budget):
             raise got
         return got  # type: ignore[no-any-return]
 
-    def settle(self) -> bool:
+    def settle(self, redo: bool = False) -> bool:
         """At the file's turn: release what is held and charge it all
-        (True), or keep the fetches for the reading to be done again."""
+        (True), or keep the fetches for the reading to be done again (also
+        when ``redo``)."""
         b = self.budget
         with b._lock:
             b.held -= self._held
             self._held = 0
             self.ahead = False
+            if redo:
+                return False
             total = sum(n for n, _ in self._ops if n > 0)
             if self.cut or (b.limit and b.bytes + total > b.limit):
                 b.short = True

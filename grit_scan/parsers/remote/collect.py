@@ -25,10 +25,12 @@ remote artifact's ``abs_path`` to a function that reopens it, so ``--deep``
 from __future__ import annotations
 
 import posixpath
+import queue
+import threading
 import urllib.parse
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from functools import partial
@@ -101,6 +103,66 @@ class _GaveUp(RemoteError):
     """The root's failed-fetch budget is spent: the file was not requested."""
 
 
+# What a thread may cost in address space: an 8 MB stack and a 64 MB
+# allocator arena (glibc reserves one per thread that contends for memory),
+# and what a scan needs beside its threads.
+THREAD_ADDRESS_SPACE = 80 << 20
+SCAN_ADDRESS_SPACE = 1 << 30
+
+
+def _threads_allowed(wanted: int) -> int:
+    """``wanted``, or fewer under an address-space limit (``ulimit -v``):
+    the threads may not take the memory the scan itself needs (under 1 GiB
+    plus 80 MB a thread, one file at a time)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: no such limit
+        return wanted
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, (soft - SCAN_ADDRESS_SPACE) // THREAD_ADDRESS_SPACE))
+
+
+class _Pool:
+    """Up to ``width`` threads, started up front: fewer when the process
+    may not start more (an address-space limit), and none to speak of when
+    it cannot start two (then the directory is read one file at a time)."""
+
+    def __init__(self, width: int) -> None:
+        self.tasks: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue())
+        self.threads: list[threading.Thread] = []
+        for i in range(width):
+            t = threading.Thread(target=self._work, name=f"grit-remote-{i}", daemon=True)
+            try:
+                t.start()
+            except RuntimeError:  # can't start new thread
+                break
+            self.threads.append(t)
+
+    def submit(self, fn: Callable[[], Any]) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self.tasks.put((fut, fn))
+        return fut
+
+    def _work(self) -> None:
+        while (task := self.tasks.get()) is not None:
+            fut, fn = task
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the file's turn
+                fut.set_exception(exc)
+
+    def shutdown(self) -> None:
+        for _ in self.threads:
+            self.tasks.put(None)
+        for t in self.threads:
+            t.join()
+
+
 @dataclass
 class _Job:
     """One file fetched (and a checkpoint parsed) ahead of its turn."""
@@ -125,12 +187,16 @@ class _Ahead:
     def __init__(self, reading: _Reading, order: list[str]) -> None:
         tree = reading.tree
         self.reading = reading
-        self.width = tree.in_flight
+        self.width = _threads_allowed(tree.in_flight) if len(order) > 1 else 1
         self.open_on = tree.open_on
         self.budget = tree.budget
-        self.pool = (ThreadPoolExecutor(self.width, thread_name_prefix="grit-remote")
-                     if self.width > 1 and self.open_on is not None and self.budget is not None
-                     and len(order) > 1 else None)
+        self.pool = (_Pool(self.width) if self.width > 1 and self.open_on is not None
+                     and self.budget is not None and len(order) > 1 else None)
+        if self.pool is not None and len(self.pool.threads) < 2:
+            self.pool.shutdown()
+            self.pool = None
+        elif self.pool is not None:
+            self.width = len(self.pool.threads)
         self.jobs = {rel: _Job(rel) for rel in order}
         self.waiting = deque(self.jobs[rel] for rel in order)
         self.out: deque[_Job] = deque()
@@ -143,7 +209,7 @@ class _Ahead:
                and self.reading.failures + len(self.out) < MAX_FAILED_FETCHES):
             job = self.waiting.popleft()
             job.tab = self.budget.tab()
-            job.opened = self.pool.submit(self.open_on, job.rel, job.tab)
+            job.opened = self.pool.submit(partial(self.open_on, job.rel, job.tab))
             if job.how is not None:
                 self._parse(job)
             self.out.append(job)
@@ -178,7 +244,11 @@ class _Ahead:
         if job.parsed is not None:
             pending.append(job.parsed)
         wait_for(pending)
-        job.accepted = job.tab.settle()
+        # what a reading at its turn would not repeat (a thread or memory
+        # refused, a bug) is not taken from ahead: the file is read again
+        odd = any(f.exception() is not None and not isinstance(f.exception(), RemoteError)
+                  for f in pending)
+        job.accepted = job.tab.settle(redo=odd)
         opened, job.opened = job.opened, None
         try:
             return opened.result() if job.accepted else self.open_on(rel, job.tab)
@@ -203,8 +273,12 @@ class _Ahead:
                 job.tab.done()
 
     def close(self) -> None:
+        for job in self.out:  # not started: never fetched
+            for f in (job.opened, job.parsed):
+                if f is not None:
+                    f.cancel()
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool.shutdown()
         for job in self.jobs.values():
             if job.tab is not None:
                 job.tab.done()
