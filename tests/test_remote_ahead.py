@@ -161,3 +161,16 @@ def test_failed_fetches_cost_what_they_did(hub: Loopback) -> None:
     assert asked_many == asked_one
     assert sum(".safetensors" in p for p in asked_one) == MAX_FAILED_FETCHES
     assert any(f"{MAX_FAILED_FETCHES} fetches failed" in f["message"] for f in one["findings"])
+
+
+def test_threads_fit_an_address_space_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ``ulimit -v`` the threads may not take what the scan needs:
+    1 GiB for the scan, 80 MB a thread (stack and allocator arena)."""
+    import resource
+
+    from grit_scan.parsers.remote import collect
+
+    for soft, want in [(resource.RLIM_INFINITY, 8), (500 << 20, 1), (1 << 30, 1),
+                       ((1 << 30) + 3 * (80 << 20), 3), (2 << 30, 8)]:
+        monkeypatch.setattr(resource, "getrlimit", lambda _r, s=soft: (s, s))
+        assert collect._threads_allowed(8) == want, soft
