@@ -1,12 +1,19 @@
 """Remote and sweep benchmarks (ratios in one run; docs/performance.md).
 
-    .venv/bin/python bench/remote.py [--models 1000]
+    .venv/bin/python bench/remote.py [--models 1000] [--latency 0.1] [--rounds 2]
+                                     [--only shards,gguf,sweep,remote-sweep]
 
 1. safetensors over HTTP: a 100-shard repository on the loopback Hub;
    requests per file and bytes fetched against header bytes.
 2. GGUF with a 150k-token vocabulary over HTTP: bytes fetched / header bytes.
-3. grit sweep of N small models: a 2-worker dask LocalCluster against
+3. grit sweep of N small local models: a 2-worker dask LocalCluster against
    --jobs 2 locally (wall-time ratio).
+4. grit sweep of N remote models (hf://, each a config, two shards and their
+   index) on a loopback Hub that adds --latency to every response: --jobs 4
+   against the latency floor (requests per model x latency x N / 4, the
+   requests counted by the server in the same run), and a 2-worker dask
+   LocalCluster against --jobs 2.  Whole processes, run interleaved
+   (jobs 4, jobs 2, dask, jobs 4, ...), best of --rounds each.
 """
 
 from __future__ import annotations
@@ -110,9 +117,12 @@ def sweep(tmp: Path, n: int) -> None:  # noqa: C901
 
     def run(extra: list[str], out: str) -> float:
         t0 = time.perf_counter()
-        subprocess.run(base + ["--out", str(tmp / out)] + extra, check=True,
+        # exit 1: the sample model is broken on purpose (a structural finding)
+        subprocess.run(base + ["--out", str(tmp / out)] + extra,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        assert len((tmp / out).read_text().splitlines()) == n, out
+        return took
 
     local = run(["--jobs", "2"], "local.jsonl")
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -128,15 +138,95 @@ def sweep(tmp: Path, n: int) -> None:  # noqa: C901
           f"ratio {dask / local:.2f} (goal 1.3); reports identical: {same}")
 
 
+def remote_model(d: Path, shards_per_model: int = 2, tensors: int = 40) -> None:
+    """A small sharded model: config.json, its shards' headers (sparse files)
+    and model.safetensors.index.json."""
+    d.mkdir(parents=True)
+    wm = {}
+    for s in range(shards_per_model):
+        name = f"model-{s + 1:05d}-of-{shards_per_model:05d}.safetensors"
+        header, off = {}, 0
+        for i in range(tensors):
+            t = f"model.layers.{s * tensors + i}.mlp.down_proj.weight"
+            header[t] = {"dtype": "BF16", "shape": [64, 64], "data_offsets": [off, off + 8192]}
+            wm[t] = name
+            off += 8192
+        raw = json.dumps(header).encode()
+        with open(d / name, "wb") as fh:
+            fh.write(struct.pack("<Q", len(raw)) + raw)
+            fh.truncate(8 + len(raw) + off)
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
+    (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                               "torch_dtype": "bfloat16"}))
+
+
+def remote_sweep(tmp: Path, n: int, latency: float, rounds: int) -> None:
+    from distributed import LocalCluster
+
+    remote_model(tmp / "remote-model")
+    repos = {f"b/m{i:04d}": str(tmp / "remote-model") for i in range(n)}
+    (tmp / "remote.txt").write_text("\n".join(f"hf://{r}" for r in repos) + "\n")
+    srv = Loopback(repos=repos, latency=latency).start()
+    env = {**os.environ, "HF_ENDPOINT": srv.url, "HF_HUB_OFFLINE": "0"}
+    env.pop("HF_TOKEN", None)
+    os.environ["HF_ENDPOINT"] = srv.url  # the LocalCluster's workers inherit it
+    base = [sys.executable, "-m", "grit_scan", "sweep", "--from", str(tmp / "remote.txt")]
+    outs: dict[str, list[str]] = {}
+
+    def run(name: str, extra: list[str]) -> tuple[float, int]:
+        out = tmp / f"remote-{name}.jsonl"
+        out.unlink(missing_ok=True)
+        srv.reset()
+        t0 = time.perf_counter()
+        subprocess.run(base + ["--out", str(out)] + extra, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        took = time.perf_counter() - t0
+        lines = out.read_text().splitlines()
+        outs[name] = sorted(lines)
+        assert len(lines) == n and not any('"error"' in x for x in lines), name
+        return took, len(srv.hits)
+
+    times: dict[str, list[float]] = {"jobs4": [], "jobs2": [], "dask2": []}
+    requests = 0
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:
+        for _ in range(rounds):
+            took, requests = run("jobs4", ["--jobs", "4"])
+            times["jobs4"].append(took)
+            times["jobs2"].append(run("jobs2", ["--jobs", "2"])[0])
+            times["dask2"].append(run("dask2", ["--dask", cluster.scheduler_address])[0])
+    srv.stop()
+    per_model = requests / n
+    floor = per_model * latency * n / 4
+    j4, j2, d2 = (min(times[k]) for k in ("jobs4", "jobs2", "dask2"))
+    same = outs["jobs4"] == outs["jobs2"] == outs["dask2"]
+    load = os.getloadavg()[0]
+    print(f"remote sweep of {n} models (hf://, config + 2 shards + index) at {latency * 1000:.0f} "
+          f"ms a response, best of {rounds}, load {load:.1f}: {per_model:.2f} requests per model; "
+          f"--jobs 4 {j4:.1f} s against the floor {floor:.1f} s: ratio {j4 / floor:.2f} "
+          f"(goal 1.5); 2-worker LocalCluster {d2:.1f} s / --jobs 2 {j2:.1f} s: ratio "
+          f"{d2 / j2:.2f} (goal 1.3); results identical: {same}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", type=int, default=1000)
+    ap.add_argument("--latency", type=float, default=0.1,
+                    help="seconds the loopback Hub adds to every response (remote sweep)")
+    ap.add_argument("--rounds", type=int, default=2, help="best of N (remote sweep)")
+    ap.add_argument("--only", default="shards,gguf,sweep,remote-sweep")
     args = ap.parse_args()
+    only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
-        shards(tmp)
-        gguf_vocab(tmp)
-        sweep(tmp, args.models)
+        if "shards" in only:
+            shards(tmp)
+        if "gguf" in only:
+            gguf_vocab(tmp)
+        if "remote-sweep" in only:
+            remote_sweep(tmp, args.models, args.latency, args.rounds)
+        if "sweep" in only:
+            sweep(tmp, args.models)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@ LFS files to its CDN), and plain ``/files/PATH``.  Every file is served
 with ``Range`` support.  Faults are injected per served path: a status, a
 number of 429s, a connection reset after N body bytes, a server that
 ignores Range.  Every request is recorded with the bytes it sent.
+
+``latency`` (seconds) is added to every response, as a distant Hub adds
+its round trip; ``most_in_flight`` is the most requests the server was
+answering at one time (what a test of concurrent fetching asserts on).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -41,6 +46,9 @@ class Loopback:
     hits: list[Hit] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
+    latency: float = 0.0
+    in_flight: int = 0
+    most_in_flight: int = 0
 
     def start(self) -> Loopback:
         handler = type("H", (_Handler,), {"box": self})
@@ -57,6 +65,16 @@ class Loopback:
     def reset(self) -> None:
         with self.lock:
             self.hits.clear()
+            self.most_in_flight = 0
+
+    def entered(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+
+    def left(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def data_hits(self) -> list[Hit]:
         """Requests that served file bytes (not redirects, not listings)."""
@@ -79,8 +97,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
                rng: str | None = None) -> None:
         # recorded before the reply goes out: the client may be done before
-        # this thread runs again
+        # this thread runs again (and so is the request no longer in flight)
         self.box.record(Hit(self.path, rng, status, len(body), self.headers.get("Authorization")))
+        self._answered()
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -89,6 +108,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server hook name
+        self.box.entered()
+        self.counted = True
+        try:
+            if self.box.latency:
+                time.sleep(self.box.latency)
+            self._get()
+        finally:
+            self._answered()
+
+    def _answered(self) -> None:
+        """The request is no longer in flight: its answer is going out."""
+        if getattr(self, "counted", False):
+            self.counted = False
+            self.box.left()
+
+    def _get(self) -> None:
         parts = urlsplit(self.path)
         path = unquote(parts.path)
         m = re.fullmatch(r"/api/models/([^/]+/[^/]+)/tree/([^/]+)(/.*)?", path)
@@ -152,6 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._reply(416, b"", {"Content-Range": f"bytes */{len(data)}"}, rng)
         body = data[start:end + 1]
         if "reset_after" in fault:  # promise the whole range, then drop the connection
+            self._answered()
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
             self.send_header("Content-Length", str(len(body)))

@@ -3,7 +3,9 @@
 Each target (a path, a URL or a Hub repo id, resolved here by
 ``api.resolve_target``) is scanned as one model by ``api.scan_model``, in
 local worker processes (``--jobs``) or as Dask tasks on an existing cluster
-(``--dask SCHEDULER_ADDRESS``).  Each result is one line of ``--out``
+(``--dask SCHEDULER_ADDRESS``); a worker scans one model at a time and
+keeps up to ``RemoteOptions.in_flight`` of a remote model's requests in
+flight (parsers/remote/collect.py).  Each result is one line of ``--out``
 (``{"target", "read_as", "resolved", "outcome", "exit_code", "report"}``
 with the ``scan --json`` object, or ``{"target", "outcome", "error"}``),
 written and synced as it completes; a rerun skips the targets already in

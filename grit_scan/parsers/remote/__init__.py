@@ -20,6 +20,11 @@ fsspec opens, behind the same ``ByteSource`` interface as a local file.
   printed: ``redact`` is the only form of a URL that reaches a message.
 * A run's remote work is bounded: bytes (``Budget``), listings (pages,
   bytes, entries, no page twice) and failed fetches (``MAX_FAILED_FETCHES``).
+* A remote model's files are fetched several at a time
+  (``RemoteOptions.in_flight``, collect.py), each ahead of its turn on a
+  ``Tab``: its bytes are held against the budget while it waits, and
+  charged, or refused, when its turn comes, in the order a one-at-a-time
+  reading charges them, so the report is the same.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ from __future__ import annotations
 import re
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ...artifact import ReadError
 from ...codec.errors import GritError
 
-__all__ = ["Budget", "MissingExtra", "RemoteError", "RemoteOptions", "UnsafePath", "is_url",
+__all__ = ["Budget", "MissingExtra", "Tab", "RemoteError", "RemoteOptions", "UnsafePath", "is_url",
            "redact", "scheme", "unsafe_path"]
 
 # compiled where first used (re's cache), not at import: start-up, issue 15
@@ -49,6 +56,9 @@ MAX_LISTING_ENTRIES = 50_000
 # Fetches that may fail in one remote root before the rest is not requested
 # (a listing of 40,000 names that all answer 404 costs 32 requests, not 40,000).
 MAX_FAILED_FETCHES = 32
+# Requests one scan (one sweep worker) keeps in flight on one remote model:
+# the files of a directory are fetched and parsed this many at a time.
+IN_FLIGHT = 8
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ class RemoteOptions:
     max_backoff: float = 8.0
     budget: int = 1 << 30
     speculative: int = SPECULATIVE
+    in_flight: int = IN_FLIGHT
 
 
 class RemoteError(ReadError):
@@ -86,14 +97,30 @@ class MissingExtra(GritError):
     """A URL needs an optional dependency that is not installed."""
 
 
+T = TypeVar("T")
+
+
 class Budget:
-    """Bytes and requests of one run, shared by all its sources (thread-safe)."""
+    """Bytes and requests of one run, shared by all its sources (thread-safe).
+    ``bytes`` are the bytes charged; ``held`` those fetched ahead of their
+    turn on a ``Tab`` and not charged yet; ``short`` says the budget came
+    close enough to its end that nothing more is fetched ahead."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.bytes = 0
         self.requests = 0
+        self.held = 0
+        self.short = False
         self._lock = threading.Lock()
+
+    def fetch(self, key: object, get: Callable[[Budget], T]) -> T:
+        """One fetch (``get``, charging this budget); a ``Tab`` keeps it by
+        ``key`` to replay at the file's turn."""
+        return get(self)
+
+    def tab(self) -> Tab:
+        return Tab(self)
 
     def request(self) -> None:
         with self._lock:
@@ -112,6 +139,115 @@ class Budget:
     def room(self) -> int | None:
         with self._lock:
             return None if not self.limit else max(0, self.limit - self.bytes)
+
+
+class _Ahead(BudgetExceeded):
+    """A fetch ahead of its turn would not fit beside what is charged and
+    held: the file's reading is redone at its turn, one fetch at a time."""
+
+
+class Tab(Budget):
+    """One file's fetches made ahead of its turn (the ``Budget`` interface).
+
+    While ``ahead``, a request is recorded, and bytes are held on the budget
+    when what is charged and held leaves room for them (else the reading is
+    cut: ``_Ahead``); each fetch is kept by its key with what it cost and
+    what it returned.  ``settle()``, at the file's turn, charges all of it
+    when it fits, as a reading one fetch at a time would have (True);
+    otherwise (False) the reading is to be done again on this tab, now at
+    its turn: each kept fetch replays its own charges, refused exactly where
+    a fetch made then would be, and anything else is fetched then.  A cut
+    or a failed settle marks the budget ``short``: from then on nothing is
+    fetched ahead, so the bytes fetched ahead and never charged are at most
+    those of the files already ahead when the budget ran short."""
+
+    def __init__(self, budget: Budget) -> None:
+        super().__init__(budget.limit)  # its own counters stay 0: the budget's count
+        self.budget = budget
+        self.ahead = True
+        self.cut = False
+        self._held = 0
+        self._ops: list[tuple[int, str]] = []  # (-1, "") a request, (n, url) n bytes
+        self._kept: dict[object, tuple[list[tuple[int, str]], Any]] = {}
+        self._lock = threading.Lock()
+
+    def request(self) -> None:
+        if not self.ahead:
+            self.budget.request()
+            return
+        with self._lock:
+            self._ops.append((-1, ""))
+
+    def take(self, n: int, url: str) -> None:
+        if not self.ahead:
+            self.budget.take(n, url)
+            return
+        b = self.budget
+        with b._lock:
+            if self.cut or b.short or (b.limit and b.bytes + b.held + n > b.limit):
+                self.cut = b.short = True
+                raise _Ahead(f"{url}: fetched at its turn", url)
+            b.held += n
+        with self._lock:
+            self._held += n
+            self._ops.append((n, url))
+
+    def room(self) -> int | None:
+        b = self.budget
+        with b._lock:
+            return None if not b.limit else max(0, b.limit - b.bytes - b.held)
+
+    def fetch(self, key: object, get: Callable[[Budget], T]) -> T:
+        if self.ahead:
+            start = len(self._ops)
+            try:
+                got: Any = get(self)
+            except RemoteError as exc:
+                got = exc
+            if not self.cut:
+                with self._lock:
+                    self._kept[key] = (self._ops[start:], got)
+            if isinstance(got, BaseException):
+                raise got
+            return got  # type: ignore[no-any-return]
+        kept = self._kept.pop(key, None)
+        if kept is None:
+            return get(self.budget)
+        ops, got = kept
+        for n, url in ops:
+            if n < 0:
+                self.budget.request()
+            else:
+                self.budget.take(n, url)
+        if isinstance(got, BaseException):
+            raise got
+        return got  # type: ignore[no-any-return]
+
+    def settle(self, redo: bool = False) -> bool:
+        """At the file's turn: release what is held and charge it all
+        (True), or keep the fetches for the reading to be done again (also
+        when ``redo``)."""
+        b = self.budget
+        with b._lock:
+            b.held -= self._held
+            self._held = 0
+            self.ahead = False
+            if redo:
+                return False
+            total = sum(n for n, _ in self._ops if n > 0)
+            if self.cut or (b.limit and b.bytes + total > b.limit):
+                b.short = True
+                return False
+            b.bytes += total
+            b.requests += sum(1 for n, _ in self._ops if n < 0)
+            self._kept.clear()
+            self._ops = []
+            return True
+
+    def done(self) -> None:
+        """The reading is over: nothing kept outlives it."""
+        self._kept.clear()
+        self._ops = []
 
 
 def scheme(target: str) -> str | None:

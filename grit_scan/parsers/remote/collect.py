@@ -10,6 +10,13 @@ have failed: the files left are then not requested (one finding says how
 many).  A listed name that is absolute or has dot segments is a
 path_escape finding and is never requested.
 
+Over HTTP (``hf://``, ``http(s)://``) a directory's files are fetched, and
+its checkpoints parsed, ``RemoteOptions.in_flight`` at a time on a thread
+pool (``_Ahead``), in the order they are read: its configs, its
+checkpoints, its indexes.  Each is taken at its turn, in that order, and
+its costs are charged then (a ``Tab``): the byte budget, the failed-fetch
+budget and the report are those of reading them one at a time.
+
 The scan's ``sources`` (``ScanInput.sources``, this scan's only) map each
 remote artifact's ``abs_path`` to a function that reopens it, so ``--deep``
 (parsers/planes.py) streams its tensors; nothing outlives the scan.
@@ -18,8 +25,13 @@ remote artifact's ``abs_path`` to a function that reopens it, so ``--deep``
 from __future__ import annotations
 
 import posixpath
+import queue
+import threading
 import urllib.parse
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -33,6 +45,7 @@ from . import (
     Budget,
     RemoteError,
     RemoteOptions,
+    Tab,
     UnsafePath,
     redact,
     scheme,
@@ -52,6 +65,11 @@ class RemoteTree:
     open: Callable[[str], ByteSource]
     optional: set[str] = field(default_factory=set)  # guessed names: absent is no finding
     refused: list[tuple[str, str]] = field(default_factory=list)  # (listed name, why)
+    # the same opener charging a given budget (a Tab), and how many files may
+    # be fetched ahead of their turn; None or 1: one at a time
+    open_on: Callable[[str, Budget], ByteSource] | None = None
+    budget: Budget | None = None
+    in_flight: int = 1
 
     def display(self, rel: str) -> str:
         return f"{self.root.rstrip('/')}/{rel}" if rel else self.root
@@ -85,14 +103,203 @@ class _GaveUp(RemoteError):
     """The root's failed-fetch budget is spent: the file was not requested."""
 
 
+# What a thread may cost in address space: an 8 MB stack and a 64 MB
+# allocator arena (glibc reserves one per thread that contends for memory),
+# and what a scan needs beside its threads.
+THREAD_ADDRESS_SPACE = 80 << 20
+SCAN_ADDRESS_SPACE = 1 << 30
+
+
+def _threads_allowed(wanted: int) -> int:
+    """``wanted``, or fewer under an address-space limit (``ulimit -v``):
+    the threads may not take the memory the scan itself needs (under 1 GiB
+    plus 80 MB a thread, one file at a time)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: no such limit
+        return wanted
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, (soft - SCAN_ADDRESS_SPACE) // THREAD_ADDRESS_SPACE))
+
+
+class _Pool:
+    """Up to ``width`` threads, started up front: fewer when the process
+    may not start more (an address-space limit), and none to speak of when
+    it cannot start two (then the directory is read one file at a time)."""
+
+    def __init__(self, width: int) -> None:
+        self.tasks: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = (
+            queue.SimpleQueue())
+        self.threads: list[threading.Thread] = []
+        for i in range(width):
+            t = threading.Thread(target=self._work, name=f"grit-remote-{i}", daemon=True)
+            try:
+                t.start()
+            except RuntimeError:  # can't start new thread
+                break
+            self.threads.append(t)
+
+    def submit(self, fn: Callable[[], Any]) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self.tasks.put((fut, fn))
+        return fut
+
+    def _work(self) -> None:
+        while (task := self.tasks.get()) is not None:
+            fut, fn = task
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the file's turn
+                fut.set_exception(exc)
+
+    def shutdown(self) -> None:
+        for _ in self.threads:
+            self.tasks.put(None)
+        for t in self.threads:
+            t.join()
+
+
+@dataclass
+class _Job:
+    """One file fetched (and a checkpoint parsed) ahead of its turn."""
+
+    rel: str
+    tab: Tab | None = None  # None: not launched, read at its turn
+    opened: Future[ByteSource] | None = None
+    parsed: Future[Artifact] | None = None
+    how: tuple[ReadContext, Format] | None = None  # a checkpoint's parse
+    accepted: bool = False
+
+
+class _Ahead:
+    """A directory's files in the order they are read, at most ``width``
+    fetched ahead of their turn (thread pool), and only while the fetches
+    that could still fail stay within the failed-fetch budget, so that no
+    file is requested that a reading one at a time would not request.  At
+    a file's turn its tab is settled: its results are used when what it
+    cost fits the budget then, else it is read again on its tab (its kept
+    fetches replayed, the budget refusing where it would have)."""
+
+    def __init__(self, reading: _Reading, order: list[str]) -> None:
+        tree = reading.tree
+        self.reading = reading
+        self.width = _threads_allowed(tree.in_flight) if len(order) > 1 else 1
+        self.open_on = tree.open_on
+        self.budget = tree.budget
+        self.pool = (_Pool(self.width) if self.width > 1 and self.open_on is not None
+                     and self.budget is not None and len(order) > 1 else None)
+        if self.pool is not None and len(self.pool.threads) < 2:
+            self.pool.shutdown()
+            self.pool = None
+        elif self.pool is not None:
+            self.width = len(self.pool.threads)
+        self.jobs = {rel: _Job(rel) for rel in order}
+        self.waiting = deque(self.jobs[rel] for rel in order)
+        self.out: deque[_Job] = deque()
+        self.fill()
+
+    def fill(self) -> None:
+        if self.pool is None or self.open_on is None or self.budget is None:
+            return
+        while (self.waiting and len(self.out) < self.width and not self.budget.short
+               and self.reading.failures + len(self.out) < MAX_FAILED_FETCHES):
+            job = self.waiting.popleft()
+            job.tab = self.budget.tab()
+            job.opened = self.pool.submit(partial(self.open_on, job.rel, job.tab))
+            if job.how is not None:
+                self._parse(job)
+            self.out.append(job)
+
+    def parse_as(self, rel: str, ctx: ReadContext, fmt: Format) -> None:
+        job = self.jobs.get(rel)
+        if job is None:
+            return
+        job.how = (ctx, fmt)
+        if job.opened is not None and job.parsed is None:
+            self._parse(job)
+
+    def _parse(self, job: _Job) -> None:
+        assert self.pool is not None and job.opened is not None and job.how is not None
+        opened, (ctx, fmt) = job.opened, job.how
+        job.parsed = self.pool.submit(lambda: read_checkpoint(opened.result(), ctx, fmt))
+
+    def source(self, rel: str) -> ByteSource:
+        """``rel`` opened, at its turn (raises what opening it raised).  A
+        file's job is dropped once it is taken (a checkpoint's at ``parse``),
+        so what it fetched is not kept past its turn."""
+        job = self.jobs.get(rel)
+        if job is None or job.tab is None or job.opened is None or self.open_on is None:
+            if job is not None and job in self.waiting:
+                self.waiting.remove(job)
+            try:
+                return self.reading.source_now(rel)
+            finally:
+                self.fill()
+        self.out.remove(job)
+        pending: list[Future[Any]] = [job.opened]
+        if job.parsed is not None:
+            pending.append(job.parsed)
+        wait_for(pending)
+        # what a reading at its turn would not repeat (a thread or memory
+        # refused, a bug) is not taken from ahead: the file is read again
+        odd = any(f.exception() is not None and not isinstance(f.exception(), RemoteError)
+                  for f in pending)
+        job.accepted = job.tab.settle(redo=odd)
+        opened, job.opened = job.opened, None
+        try:
+            return opened.result() if job.accepted else self.open_on(rel, job.tab)
+        except RemoteError:
+            self.reading.failures += 1
+            self.jobs.pop(rel, None)
+            raise
+        finally:
+            if job.how is None:  # nothing to parse: a config or an index
+                self.jobs.pop(rel, None)
+            self.fill()
+
+    def parse(self, rel: str, src: ByteSource, ctx: ReadContext, fmt: Format) -> Artifact:
+        """``rel``'s checkpoint parsed, at its turn (raises what parsing raised)."""
+        job = self.jobs.pop(rel, None)
+        try:
+            if job is not None and job.accepted and job.parsed is not None:
+                return job.parsed.result()
+            return read_checkpoint(src, ctx, fmt)
+        finally:
+            if job is not None and job.tab is not None:
+                job.tab.done()
+
+    def close(self) -> None:
+        for job in self.out:  # not started: never fetched
+            for f in (job.opened, job.parsed):
+                if f is not None:
+                    f.cancel()
+        if self.pool is not None:
+            self.pool.shutdown()
+        for job in self.jobs.values():
+            if job.tab is not None:
+                job.tab.done()
+        self.jobs.clear()
+        self.out.clear()
+
+
 class _Reading:
     def __init__(self, tree: RemoteTree, scan: ScanInput, tick: Callable[[], None]) -> None:
         self.tree, self.scan, self.tick = tree, scan, tick
         self.absent: set[str] = set()
         self.failures = 0
         self.not_requested = 0
+        self.ahead: _Ahead | None = None
 
     def source(self, rel: str) -> ByteSource:
+        if self.ahead is not None:
+            return self.ahead.source(rel)
+        return self.source_now(rel)
+
+    def source_now(self, rel: str) -> ByteSource:
         if self.failures >= MAX_FAILED_FETCHES:
             self.not_requested += 1
             raise _GaveUp(f"{self.tree.display(rel)}: not requested", self.tree.display(rel))
@@ -145,7 +352,9 @@ class _Reading:
             src = self.source(rel)
             self.scan.sources[disp] = partial(self.tree.open, rel)
             # conventions are inferred per model, across shards (parsers/models.py)
-            art = read_checkpoint(src, ReadContext(disp, disp, declared, role), fmt)
+            ctx = ReadContext(disp, disp, declared, role)
+            art = (self.ahead.parse(rel, src, ctx, fmt) if self.ahead is not None
+                   else read_checkpoint(src, ctx, fmt))
             _notes(src, art)
         except RemoteError as exc:
             if self.missing(rel, exc):
@@ -159,10 +368,28 @@ class _Reading:
         return art
 
     def directory(self, d: str, rels: list[str]) -> None:
-        group = self.tree.display(d) if d else self.tree.group_root
         kinds = {rel: _kind(posixpath.basename(rel)) for rel in rels}
+        cfgs = sorted((r for r in rels if kinds[r] is Format.CONFIG),
+                      key=lambda r: posixpath.basename(r).lower())
+        ckpts = [r for r in rels if (kinds[r] or Format.CONFIG).is_checkpoint_file]
+        # the order the files are read in below, which is the order they are charged in
+        self.ahead = _Ahead(self, cfgs + ckpts + [r for r in rels if kinds[r] is Format.INDEX])
+        try:
+            self._directory(d, rels, kinds, ckpts)
+        finally:
+            self.ahead.close()
+            self.ahead = None
+
+    def _directory(self, d: str, rels: list[str], kinds: dict[str, Format | None],
+                   ckpts: list[str]) -> None:
+        group = self.tree.display(d) if d else self.tree.group_root
         declared, role = self.declared(d, [r for r in rels if kinds[r] is Format.CONFIG], group)
         by_name: dict[str, Artifact] = {}
+        if self.ahead is not None:
+            for rel in ckpts:
+                disp = self.tree.display(rel)
+                self.ahead.parse_as(rel, ReadContext(disp, disp, declared, role, infer=False),
+                                    kinds[rel] or Format.SAFETENSORS)
         for rel in rels:
             fmt = kinds[rel]
             if fmt is None or not fmt.is_checkpoint_file:
@@ -253,9 +480,15 @@ def _hf_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
     require("huggingface_hub", "remote", url)
     t = hf.parse(url)
 
-    def opener(rel: str) -> ByteSource:
+    def opener_on(rel: str, on: Budget) -> ByteSource:
         target = hf.resolve_url(t, rel)
-        return HttpSource(target, opts, budget, hf.auth_headers(target), t.display(rel))
+        return HttpSource(target, opts, on, hf.auth_headers(target), t.display(rel))
+
+    opener = partial(_on, opener_on, budget)
+
+    def tree(root: str, files: list[str], refused: list[tuple[str, str]]) -> RemoteTree:
+        return RemoteTree(t.root, root, files, opener, refused=refused, open_on=opener_on,
+                          budget=budget, in_flight=opts.in_flight)
 
     if t.path.lower().endswith(hf.FILE_SUFFIXES):
         parent = posixpath.dirname(t.path)
@@ -264,9 +497,14 @@ def _hf_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
             files = [p for p, _ in hf.list_files(hf.HfTarget(t.repo, t.revision, parent),
                                                  opts, budget)]
         ok, refused = _checked(files)
-        return RemoteTree(t.root, t.display(parent), ok, opener, refused=refused)
+        return tree(t.display(parent), ok, refused)
     ok, refused = _checked([p for p, _ in hf.list_files(t, opts, budget)])
-    return RemoteTree(t.root, t.display(t.path), ok, opener, refused=refused)
+    return tree(t.display(t.path), ok, refused)
+
+
+def _on(opener_on: Callable[[str, Budget], ByteSource], budget: Budget, rel: str
+        ) -> ByteSource:
+    return opener_on(rel, budget)
 
 
 def _http_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
@@ -289,11 +527,13 @@ def _http_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
             "(pip install 'grit-scan[remote]')", redact(url))
     named = urllib.parse.unquote(name)
 
-    def opener(rel: str) -> ByteSource:
+    def opener_on(rel: str, on: Budget) -> ByteSource:
         if rel == named:  # the URL as given: its query string too
-            return HttpSource(url, opts, budget, shown=f"{shown}/{rel}")
-        return HttpSource(f"{base}/{urllib.parse.quote(rel)}", opts, budget,
+            return HttpSource(url, opts, on, shown=f"{shown}/{rel}")
+        return HttpSource(f"{base}/{urllib.parse.quote(rel)}", opts, on,
                           shown=f"{shown}/{rel}")
+
+    opener = partial(_on, opener_on, budget)
 
     files, optional = [named], set()
     if named.lower().endswith(INDEX_SUFFIX):
@@ -307,7 +547,8 @@ def _http_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
                         ) if isinstance(wm, dict) else []
         optional = set(configs.CONFIG_NAMES) | set(shards)
         files += sorted(optional - {named})
-    return RemoteTree(shown, shown, files, opener, optional)
+    return RemoteTree(shown, shown, files, opener, optional, open_on=opener_on, budget=budget,
+                      in_flight=opts.in_flight)
 
 
 def _fsspec_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:

@@ -157,8 +157,21 @@ def http_get(url: str, headers: Mapping[str, str], opts: RemoteOptions, budget: 
     bytes.  Raises RemoteError for a final failure (4xx, refused, DNS, TLS,
     retries exhausted, budget, a too large body from a server that ignored
     Range)."""
-    bare, auth = split_credentials(url)
     shown = shown or redact(url)
+    key = (url, tuple(sorted(headers.items())), limit, want_range)
+    try:
+        return budget.fetch(key, lambda b: _get(url, headers, opts, b, limit, shown,
+                                                want_range))
+    except RemoteError as exc:
+        clean = scrub(str(exc), url)
+        if clean != str(exc):
+            exc.args = (clean,)
+        raise
+
+
+def _get(url: str, headers: Mapping[str, str], opts: RemoteOptions, budget: Budget,
+         limit: int, shown: str, want_range: bool) -> Response:
+    bare, auth = split_credentials(url)
     hdrs = {**auth, **headers}
     attempt = 0
     while True:
@@ -176,11 +189,6 @@ def http_get(url: str, headers: Mapping[str, str], opts: RemoteOptions, budget: 
             delay = min(opts.max_backoff, exc.retry_after if exc.retry_after is not None
                         else opts.backoff * 2 ** (attempt - 1))
             time.sleep(max(0.0, delay))
-        except RemoteError as exc:
-            clean = scrub(str(exc), url)
-            if clean != str(exc):
-                exc.args = (clean,)
-            raise
         finally:
             deadline.cancel()
 
