@@ -388,7 +388,7 @@ class _Reading:
         if self.ahead is not None:
             for rel in ckpts:
                 disp = self.tree.display(rel)
-                self.ahead.parse_as(rel, ReadContext(disp, disp, declared, role, infer=False),
+                self.ahead.parse_as(rel, ReadContext(disp, disp, declared, role),
                                     kinds[rel] or Format.SAFETENSORS)
         for rel in rels:
             fmt = kinds[rel]
