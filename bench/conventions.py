@@ -155,7 +155,7 @@ TREES: dict[str, Tree] = {
             "targets": ["Linear"]}},
          "ignore": ["lm_head"], "quant_algo": "FP8", "producer": _MODELOPT_HF["producer"],
          "quant_method": "modelopt"},
-        "fp8-per-tensor",
+        "fp8-per-tensor", not_representable=True,  # one scale over many rows (§3.7)
         extra={"hf_quant_config.json": {**_MODELOPT_HF, "quantization": {
             "quant_algo": "FP8", "kv_cache_quant_algo": None, "exclude_modules": ["lm_head"]}}}),
     "fp8-per-channel": Tree(  # compressed-tensors FP8_DYNAMIC

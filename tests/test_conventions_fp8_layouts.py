@@ -58,8 +58,6 @@ W = "model.layers.0.mlp.up_proj.weight"
 
 # (scale shape, convention, k0 by §3.7 arithmetic, scale repeated per row)
 LAYOUTS = [
-    ((), "fp8-per-tensor", COLS, True),
-    ((1,), "fp8-per-tensor", COLS, True),
     ((ROWS, 1), "fp8-per-channel", COLS, False),
     ((ROWS,), "fp8-per-channel", COLS, False),
     ((ROWS, 4), "fp8-per-group", COLS // 4, False),
@@ -113,10 +111,22 @@ def test_layout_decodes_to_weight_times_scale(tmp_path, sshape, conv, k0, _, sdt
     want = producer(w, s, sshape, k0, sdt)
     ours = np.asarray(ours, dtype=np.float32).reshape(want.shape)
     assert (ours == want).all()
-    # a stored scale repeated per row is said so: per tensor, or one block row
-    per_tensor = any("per-tensor scale is this per-channel grade" in n for n in q.notes)
+    # a stored scale repeated per row is said so: one block row
     block_row = any(f"all {ROWS} rows lie in one block row" in n for n in q.notes)
-    assert (per_tensor, block_row) == (conv == "fp8-per-tensor", conv == "fp8-block")
+    assert block_row == (conv == "fp8-block")
+
+
+@pytest.mark.parametrize("sshape", [(), (1,)])
+@pytest.mark.parametrize("sdt", ["F32", "BF16"])
+def test_one_scale_over_many_rows_is_not_representable(tmp_path, capsys, sshape, sdt):
+    """One scale over a weight of more than one row has no level-0
+    descriptor whose size equations hold (§3.7: k0 would be rows x cols and
+    divide one axis; §3.1: k0 <= 65,535): refused, no grade, no gid."""
+    fp8_file(tmp_path, sshape, sdt)
+    art = scanned(tmp_path, capsys)
+    (x,) = art["tensors"]
+    assert (x["name"], x["convention"], x["grade"]) == (W, "fp8-per-tensor", None)
+    assert "§3.7" in x["reason"] and x.get("gid") is None
 
 
 def test_two_d_blocks_are_not_representable(tmp_path, capsys):

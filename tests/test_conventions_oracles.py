@@ -40,6 +40,7 @@ CONVENTION = {
     "bnb-nf4": "bitsandbytes-nf4", "bnb/nf4": "bitsandbytes-nf4",
     "bnb/int8": "bitsandbytes-int8",
     "ct/fp8-block": "fp8-block", "ct/fp8-dynamic-sharded": "fp8-per-channel",
+    "ct-fp8-channel": "fp8-per-channel", "ct-fp8-tensor": "fp8-per-tensor",
     "ct/mxfp4a16": "compressed-tensors-mxfp4", "ct/mxfp8": "compressed-tensors-mxfp8",
     "ct/nvfp4a16-sharded": "compressed-tensors-nvfp4",
     "ct/w4a16-int": "compressed-tensors-pack-quantized",

@@ -8,6 +8,7 @@ import functools
 import sys
 from dataclasses import dataclass
 from math import prod
+from types import MappingProxyType
 
 from ...artifact import IssueCode
 from ...codec.grade import Grade, parse_grade
@@ -116,7 +117,7 @@ def fp8_formats(wdt: str, sdt: str) -> str:
     return f"{elem}/{SCALE_TOKENS.get(sdt, sdt)}"
 
 
-_SCALE_BYTES = {"F32": 4, "F16": 2, "BF16": 2}
+_SCALE_BYTES = MappingProxyType({"F32": 4, "F16": 2, "BF16": 2})
 
 
 def _per_tensor(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts) -> None:
