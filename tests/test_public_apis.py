@@ -97,10 +97,10 @@ def _reference(pattern: str) -> tuple[str | None, int]:
 
 
 def _ours(pattern: str) -> tuple[str | None, int]:
-    from grit_scan.names import _tree, _walk
+    from grit_scan.pattern_shape import backtracking
 
     count = [0]
-    return _walk(_tree(pattern), False, count), count[0]
+    return backtracking(pattern, count), count[0]
 
 
 PIECES = [*"ab|()*+?{}[]^$\\.12,:=!<>P-#x ", "(?:", "(?P<n>", "(?P=n)", "(?=", "(?<=",
@@ -140,7 +140,7 @@ def _structured(rnd: random.Random, depth: int = 0) -> str:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_pattern_shape_is_pythons_own(seed):
-    """names.py reads a config pattern's repeats, alternations and
+    """pattern_shape.py reads a config pattern's repeats, alternations and
     backreferences itself: on every generated pattern that re.compile
     accepts (built from the grammar, or any string of pieces), its verdict
     and its count of unbounded repeats are those read from Python's own
