@@ -1,8 +1,8 @@
 """The console-script entry point (``grit``); the app is commands/_app.py.
 
-Kept tiny because every ``grit`` process imports it first: ``--version``
-and help are answered by commands/startup.py without importing typer (or
-anything heavy); every other command line goes to ``commands._app``.  The
+Kept tiny because every ``grit`` process imports it first: ``--version`` is
+answered by commands/startup.py without importing typer (or anything
+heavy); every other command line, help included, goes to ``commands._app``.  The
 app's names (``app``, ``register``) are still importable from here; they
 load on first use.
 """

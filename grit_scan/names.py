@@ -16,11 +16,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from operator import methodcaller
 from typing import Any
 
-try:  # Python 3.11+: the parser behind re.compile
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    import sre_parse as _sre_parse
-
 # Budgets on config patterns (their Budget records live in
 # parsers/budgets.py, which docs/reliability.md tabulates).  Python's re
 # backtracks: a nested quantifier such as (a+)+b doubles its time with every
@@ -92,43 +87,6 @@ class SuffixTable:
 _RPARTITION = methodcaller("rpartition", ".")
 
 
-_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
-
-
-def _walk(items: Any, inside_repeat: bool, open_repeats: list[int]) -> str | None:
-    """Why a parsed pattern may backtrack exponentially, or None."""
-    for op, av in items:
-        name = str(op)
-        if name in _REPEATS:
-            lo, hi, sub = av
-            unbounded = hi is _sre_parse.MAXREPEAT or hi > 64
-            if inside_repeat and (unbounded or hi > 1):
-                return "a nested quantifier"
-            if unbounded:
-                open_repeats[0] += 1
-            why = _walk(sub, inside_repeat or hi > 1, open_repeats)
-            if why:
-                return why
-        elif name == "BRANCH":
-            if inside_repeat:
-                return "an alternation inside a quantifier"
-            for alt in av[1]:
-                why = _walk(alt, inside_repeat, open_repeats)
-                if why:
-                    return why
-        elif name in ("GROUPREF", "GROUPREF_EXISTS"):
-            return "a backreference"
-        elif name == "SUBPATTERN":
-            why = _walk(av[-1], inside_repeat, open_repeats)
-            if why:
-                return why
-        elif name in ("ASSERT", "ASSERT_NOT"):
-            why = _walk(av[1], inside_repeat, open_repeats)
-            if why:
-                return why
-    return None
-
-
 @functools.lru_cache(maxsize=4096)
 def pattern_refused(pattern: str) -> str | None:
     """Why a config pattern is not matched at all (a budget), or None."""
@@ -136,12 +94,13 @@ def pattern_refused(pattern: str) -> str | None:
         return f"it is {len(pattern):,} characters (pattern_chars budget {MAX_PATTERN_CHARS:,})"
     if not pattern.startswith("re:"):
         return None
+    from .pattern_shape import backtracking  # only where a config has a re: pattern
+
+    open_repeats = [0]
     try:
-        parsed = _sre_parse.parse(pattern[3:])
+        why = backtracking(pattern[3:], open_repeats)
     except (re.error, RecursionError, OverflowError, ValueError) as exc:
         return f"it is not a regular expression ({exc})"
-    open_repeats = [0]
-    why = _walk(parsed, False, open_repeats)
     budget = "pattern_chars"  # its record says what shapes of pattern it refuses
     if why is None and open_repeats[0] > MAX_OPEN_REPEATS:
         why = f"{open_repeats[0]} unbounded quantifiers (at most {MAX_OPEN_REPEATS})"

@@ -1,6 +1,6 @@
-"""Start-up discipline (issue 15), held by behaviour, not by timings: what a
-``grit`` process imports for --version, help and a small scan, and the
-pre-rendered help is the help the typer app prints."""
+"""Start-up discipline, held by behaviour, not by timings: what a ``grit``
+process imports for --version, help and a small scan, and the shortcut past
+typer's pydantic conversion gives what typer's own conversion gives."""
 
 import os
 import subprocess
@@ -10,8 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grit_scan.commands import help_gen
-from grit_scan.commands.help_text import HELP
 from grit_scan.writers import Raw, write_safetensors
 
 # Runs the console script's function the way the `grit` launcher does and
@@ -44,37 +42,20 @@ def heavy(mods):
     return sorted(m for m in mods if m.split(".")[0] in HEAVY or m in HEAVY)
 
 
-def test_help_text_module_is_the_generated_one():
-    assert help_gen.TARGET.read_text() == help_gen.module_source(), (
-        "grit_scan/commands/help_text.py is stale: run python -m grit_scan.commands.help_gen")
-
-
-@pytest.mark.parametrize("args", [["--version"], ["--help"], ["-h"], [], ["scan", "--help"],
-                                  ["rule", "-h"], ["vectors", "--help"]])
-def test_version_and_help_import_nothing_heavy(args, tmp_path):
-    code, out, err, mods = imported(args, tmp_path)
-    assert code == 0 and err == "" and out
+def test_version_imports_nothing_heavy(tmp_path):
+    code, out, err, mods = imported(["--version"], tmp_path)
+    assert code == 0 and err == "" and out.startswith("grit ")
     assert heavy(mods) == []
 
 
-def test_fast_help_is_what_typer_prints(tmp_path):
-    """The fast path and the app print the same help (a pipe: 80 columns)."""
-    for args in (["--help"], ["scan", "-h"], ["manifest", "--help"], []):
-        fast = imported(args, tmp_path)
-        slow = imported(args, tmp_path, {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": ""})
-        assert "typer" in slow[3]
-        assert fast[:3] == slow[:3]
-
-
-def test_narrow_terminal_and_other_command_lines_go_to_typer(tmp_path):
-    code, out, _, mods = imported(["--help"], tmp_path, {"COLUMNS": "60"})
-    assert code == 0 and "typer" in mods
-    assert out != HELP[""] and "the GRIT v1\n  specification." in out  # wrapped at 58
-    for args in (["--debug", "--help"], ["scan", "--bogus", "--help"]):
-        assert "typer" in imported(args, tmp_path)[3]
-    # click writes UTF-8 (the help has a §) even past an ASCII stdout
-    code, out, err, mods = imported(["check", "--help"], tmp_path, {"PYTHONIOENCODING": "ascii"})
-    assert code == 0 and "typer" in mods and "(§7.3)" in out, err
+@pytest.mark.parametrize("args", [["--help"], ["-h"], [], ["scan", "--help"], ["rule", "-h"],
+                                  ["vectors", "--help"]])
+def test_help_is_typers_and_converts_nothing(args, tmp_path):
+    """Help is rendered by typer from the registered commands; printing it
+    converts no value, so pydantic is never loaded for it."""
+    code, out, err, mods = imported(args, tmp_path)
+    assert code == 0 and err == "" and out.startswith("Usage: grit")
+    assert "typer" in mods and "pydantic" not in {m.split(".")[0] for m in mods}
 
 
 def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
@@ -192,34 +173,55 @@ def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
     assert "gguf.tensor_mapping" in mods
 
 
-# --- the shortcuts give what they replace ---------------------------------
+# --- the shortcut gives what it replaces ------------------------------------
 
-def test_values_that_skip_pydantic_are_what_typer_returns():
-    """coercion.py: for every parameter of every command, a value the
-    shortcut keeps (defaults, strings, tuples of strings) is what typer's
-    own coercion returns."""
-    from typer import _click as click
-    from typer._coercion import build_runtime_param
+def _typer_and_ours():
+    """Each parameter of every command as ``command()`` hands it to click,
+    with typer's own ``process_value`` (its class's) and the shortcut's (the
+    instance's), and a context for its command."""
+    import typer
 
     from grit_scan.commands._app import command
-    from grit_scan.commands.coercion import plain
+
+    ours = command()
+    for name, sub in [*ours.commands.items(), ("grit", ours)]:
+        ctx = typer.Context(sub)
+        for p in [*sub.params, sub.get_help_option(ctx)]:
+            yield name, ctx, p, type(p).process_value.__get__(p)
+
+
+def _outcome(process_value, ctx, value):
+    import typer
+
+    try:
+        return process_value(ctx, value)
+    except typer.TyperException as exc:  # click's errors, as typer raises them
+        return ("error", type(exc).__name__, exc.format_message())
+    except typer.Exit as exc:
+        return ("exit", exc.exit_code)
+
+
+def test_values_that_skip_pydantic_are_what_typer_returns():
+    """coercion.py: for every parameter of every command, every value the
+    shortcut may keep (defaults, missing values, strings, tuples of strings,
+    numbers) gives what typer's own conversion gives: the same value of the
+    same type, or the same error."""
+    from grit_scan.commands.coercion import CONVERT, declared, shortcut
 
     checked = 0
-    for sub in command().commands.values():
-        ctx = click.Context(sub)
-        for p in sub.params:
-            d = getattr(p, "type_descriptor", None)
-            if d is None or d.file_annotation is not None:
-                continue
-            real = build_runtime_param(d)
-            for v in (p.default, "x", "", ("a", "b"), (), 3, 2.5, True):
-                if v is None or not plain(d.annotation, d.parameter_info, v):
-                    continue
-                want = real.coerce(v, param=p, ctx=ctx)
-                got = p.get_runtime_param().coerce(v, param=p, ctx=ctx)
-                assert got == want and type(got) is type(want), (sub.name, p.name, v)
+    for name, ctx, p, q in _typer_and_ours():
+        decl = declared(ctx.command.callback).get(p.name) if ctx.command.callback else None
+        for v in (p.default, None, "x", "", ("a", "b"), (), 3, 2.5):
+            if p.name in ("version", "help") and v:
+                continue  # prints and exits
+            assert "process_value" in vars(p), (name, p.name)  # the shortcut is installed
+            want = _outcome(q, ctx, v)
+            got = _outcome(p.process_value, ctx, v)
+            assert got == want and type(got) is type(want), (name, p.name, v)
+            if decl is not None and v is not None and shortcut(
+                    decl[0], decl[1], bool(p.multiple or p.nargs == -1), v, ctx) is not CONVERT:
                 checked += 1
-    assert checked > 40
+    assert checked > 40  # values that the shortcut, not typer, answered
 
 
 def test_enum_choices_are_what_typer_returns():
@@ -228,33 +230,19 @@ def test_enum_choices_are_what_typer_returns():
     member, or the same error message."""
     import enum
 
-    from typer import BadParameter
-    from typer import _click as click
-    from typer._coercion import build_runtime_param
-
-    from grit_scan.commands._app import command
+    from grit_scan.commands.coercion import declared
 
     checked = 0
-    for sub in command().commands.values():
-        ctx = click.Context(sub)
-        for p in sub.params:
-            d = getattr(p, "type_descriptor", None)
-            if d is None or not (isinstance(d.annotation, type)
-                                 and issubclass(d.annotation, enum.Enum)):
-                continue
-            real = build_runtime_param(d)
-            values = [w for m in d.annotation for w in (m.value, m.value.upper(), m.name)]
-            for v in [*values, "", "x", " json", "json ", "jsonx", "\x1b[1m"]:
-                try:
-                    want = real.coerce(v, param=p, ctx=ctx)
-                except BadParameter as exc:
-                    want = ("error", exc.format_message())
-                try:
-                    got = p.get_runtime_param().coerce(v, param=p, ctx=ctx)
-                except BadParameter as exc:
-                    got = ("error", exc.format_message())
-                assert got == want and type(got) is type(want), (sub.name, p.name, v)
-                checked += 1
+    for name, ctx, p, q in _typer_and_ours():
+        decl = declared(ctx.command.callback).get(p.name) if ctx.command.callback else None
+        if decl is None or not (isinstance(decl[0], type) and issubclass(decl[0], enum.Enum)):
+            continue
+        values = [w for m in decl[0] for w in (m.value, m.value.upper(), m.name)]
+        for v in [*values, "", "x", " json", "json ", "jsonx", "\x1b[1m"]:
+            want = _outcome(q, ctx, v)
+            got = _outcome(p.process_value, ctx, v)
+            assert got == want and type(got) is type(want), (name, p.name, v)
+            checked += 1
     assert checked > 20
 
 
@@ -379,16 +367,23 @@ def test_small_header_check_is_the_numpy_check(entries, fix, slack, rnd):
 
 def test_help_order_does_not_follow_import_order():
     """In one process, a command run before ``--help`` imports its module
-    first; the help still lists the commands as the generated text does."""
+    first; the help still lists the commands as a fresh process does."""
     code = ("import contextlib, io, sys\n"
             "from grit_scan.cli import main\n"
-            "from grit_scan.commands.help_text import HELP\n"
             "out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             "    main(['rule', 'inferred_descriptor'])\n"
             "out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             "    main(['--help'])\n"
-            "sys.exit(0 if out.getvalue() == HELP[''] else 1)\n")
+            "sys.stdout.write(out.getvalue())\n")
     env = {**os.environ, "COLUMNS": "80"}
-    assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
+    after_rule = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                text=True)
+    fresh = subprocess.run([sys.executable, "-m", "grit_scan", "--help"], env=env,
+                           capture_output=True, text=True)
+    assert after_rule.returncode == 0 and fresh.returncode == 0
+    assert after_rule.stdout == fresh.stdout
+    listed = [line.split()[0] for line in fresh.stdout.split("Commands:")[1].splitlines()
+              if line.startswith("  ") and not line.startswith("   ")]
+    assert listed[:3] == ["scan", "manifest", "sweep"]

@@ -22,7 +22,6 @@ from types import FrameType
 import typer
 import typer.core
 import typer.main
-from typer import _click as click
 from typer.exceptions import Abort, Exit
 
 from ..codec.errors import GritError
@@ -130,7 +129,7 @@ def _no_type_name(ctx: object = None) -> None:
     return None
 
 
-def _tidy(cmd: click.Command) -> click.Command:
+def _tidy(cmd: typer.core.TyperCommand | typer.core.TyperGroup) -> None:
     """Help without typer's type names (``<list[str]>``, ``<str>``) and with
     plain argument metavars (``[PATH]...``, not ``[[PATH]...]...``); values
     that need no conversion skip pydantic (coercion.py)."""
@@ -142,16 +141,18 @@ def _tidy(cmd: click.Command) -> click.Command:
                 p.metavar = p.metavar.strip("[]").removesuffix("...").strip("[]")
     for sub in getattr(cmd, "commands", {}).values():
         _tidy(sub)
-    return cmd
 
 
-def command(args: list[str] | None = None) -> click.Command:
+def command(args: list[str] | None = None) -> typer.core.TyperGroup:
     """The click command tree of ``grit`` (registered, tidied); with ``args``,
     only as much of it as that command line needs."""
     sub = _subcommand(args) if args is not None and "_GRIT_COMPLETE" not in os.environ else None
     register(COMMAND_OF[sub] if sub is not None else None)
     _in_help_order()
-    return _tidy(typer.main.get_command(app))
+    cmd = typer.main.get_command(app)
+    assert isinstance(cmd, typer.core.TyperGroup)  # the app has a callback: a group
+    _tidy(cmd)
+    return cmd
 
 
 def _in_help_order() -> None:
@@ -163,17 +164,28 @@ def _in_help_order() -> None:
         key=lambda c: rank.get(getattr(c.callback, "__module__", ""), len(rank)))
 
 
-def _usage_error(exc: click.exceptions.ClickException) -> int:
-    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
-        sys.stdout.write(exc.format_message() + "\n")
-        return 0
-    error_line(exc.format_message())
+# Click's usage errors (an unknown option, a bad value, a missing argument)
+# exit 2; its other errors (a file that cannot be opened) exit 1.
+CLICK_USAGE = 2
+
+
+def _usage_error(exc: typer.TyperException) -> int:
+    """Click's errors, which typer's raise as TyperExceptions: a usage error
+    (click's exit code 2) exits 64 with a pointer to the command's help; a
+    usage error whose message is the command's help is a command given no
+    arguments that prints its help (``no_args_is_help``): exit 0."""
+    message = exc.format_message()
     ctx = getattr(exc, "ctx", None)
-    if isinstance(exc, click.exceptions.UsageError):
-        if ctx is not None:
-            sys.stderr.write(f"  (see '{ctx.command_path} --help')\n")
-        return EXIT_USAGE
-    return exc.exit_code
+    if exc.exit_code != CLICK_USAGE:
+        error_line(message)
+        return exc.exit_code
+    if ctx is not None and message == ctx.get_help():
+        sys.stdout.write(message + "\n")
+        return 0
+    error_line(message)
+    if ctx is not None:
+        sys.stderr.write(f"  (see '{ctx.command_path} --help')\n")
+    return EXIT_USAGE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         rv = _command_paused_gc(args).main(args=args, prog_name="grit", standalone_mode=False)
     except Exit as exc:
         rv = exc.exit_code
-    except click.exceptions.ClickException as exc:
+    except typer.TyperException as exc:
         return _usage_error(exc)
     except (Abort, KeyboardInterrupt):
         rv = EXIT_INTERRUPTED
@@ -217,7 +229,7 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
         os._exit(EXIT_INTERRUPTED)
 
 
-def _command_paused_gc(args: list[str]) -> click.Command:
+def _command_paused_gc(args: list[str]) -> typer.core.TyperGroup:
     """``command(args)`` with the cyclic garbage collector paused: importing
     the command modules allocates tens of thousands of objects that live
     until exit, and the collector would walk them again and again (api.scan

@@ -4,25 +4,24 @@
 # signatures with typing.get_type_hints, which compiles every string
 # annotation (start-up, issue 15); these are evaluated once, at import.
 
+# numpy and the array codec (decode, encode, the vector suite) are imported
+# by the commands that run them, so that help and the other commands' start-up
+# do not load them.
+
 import json
 import math
 import sys
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from ..codec import descriptor as desc_mod
-from ..codec import vectors as vectors_mod
 from ..codec.base32 import encode as b32
-from ..codec.decode import decode
-from ..codec.encode import encode
 from ..codec.errors import GritCheckError, GritError
 from ..codec.fingerprint import digest_planes, gid
 from ..codec.grade import registry, resolve
 from ._app import UsageError, app
 from .common import complete_tensor, emit_json, parse_int_list, read_regular
-from .decoded import write_decoded
 
 DEFAULT_VECTORS = Path("fixtures/conformance/vectors.json")
 
@@ -97,6 +96,9 @@ def decode_cmd(
             raise UsageError(f"--grade: {exc}") from None
         grades[g.grade_id] = g
     payload = _read(payload_file, "--payload-file")
+    from ..codec.decode import decode
+    from .decoded import write_decoded
+
     try:
         values = decode(d, dims, payload, grades=grades, layouts=_layouts(layouts_file))
     except GritCheckError as exc:
@@ -130,6 +132,10 @@ def encode_cmd(
     raw = _read(input_file, "--input")
     if len(raw) != 4 * n:
         raise UsageError(f"--input holds {len(raw)} bytes; shape {dims} needs {4 * n}")
+    import numpy as np
+
+    from ..codec.encode import encode
+
     values = np.frombuffer(raw, dtype="<f4").reshape(dims)
     try:
         enc = encode(values, g, group_axis)
@@ -155,6 +161,8 @@ def vectors_gen(
                              help="Where to write vectors.json."),
 ) -> None:
     """Generate the conformance suite deterministically."""
+    from ..codec import vectors as vectors_mod
+
     suite = vectors_mod.generate()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -185,6 +193,8 @@ def vectors_verify(
         raise UsageError(f"{path}: not JSON ({exc})") from None
     if not isinstance(suite, dict):
         raise UsageError(f"{path}: not a vector suite")
+    from ..codec import vectors as vectors_mod
+
     failures = vectors_mod.verify(suite)
     total = sum(len(suite.get(k, [])) for k in ("vectors", "negative", "supersedes"))
     if failures:
