@@ -13,12 +13,13 @@ parser's tree on many thousands of generated patterns.
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 _CLASS_ESCAPES = frozenset("dDsSwW")
 _ANCHOR_ESCAPES = frozenset("AZbB")
 _OCTAL = frozenset("01234567")
-_HEX = {"x": 2, "u": 4, "U": 8}
+_HEX = MappingProxyType({"x": 2, "u": 4, "U": 8})
 
 
 class _Repeat(NamedTuple):

@@ -57,7 +57,6 @@ CONSTANT_TABLES = {
     "report/summary.py": ("_NOUN", "_WEIGHT_KIND"),
     "report/github.py": ("COMMAND",),
     "report/sarif.py": ("LEVEL",),
-    "names.py": ("_REPEATS",),
     "conventions/scales.py": ("FP8", "SCALE_TOKENS"),
     "rules/kinds/grit_check.py": ("STATUS_RULE",),
     "rules/kinds/declared_mismatch.py": ("FORMAT_CONVENTIONS", "METHOD_CONVENTIONS",
@@ -67,7 +66,6 @@ CONSTANT_TABLES = {
     "rules/docs.py": ("_EXIT_MEANING",),
     "api.py": ("_SKIP_LABEL",),
     "commands/startup.py": ("COMMAND_OF",),
-    "commands/help_text.py": ("HELP",),
 }
 
 # Written after import, each for the reason given.  Memo tables hold the
