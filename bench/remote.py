@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from remote_loopback import Loopback  # noqa: E402
+from remote_loopback import Loopback, sharded_model  # noqa: E402
 
 import grit_scan  # noqa: E402
 from grit_scan.parsers.remote import SPECULATIVE  # noqa: E402
@@ -39,24 +38,8 @@ from grit_scan.parsers.remote import SPECULATIVE  # noqa: E402
 
 def shards(tmp: Path, n: int = 100) -> None:
     d = tmp / "shards"
-    d.mkdir()
-    wm = {}
-    heads = 0
-    for s in range(n):
-        name = f"model-{s + 1:05d}-of-{n:05d}.safetensors"
-        header, off = {}, 0
-        n_t = 150 + 40 * (s % 25)  # headers from ~15 kB to ~110 kB
-        for i in range(n_t):
-            t = f"model.layers.{s}.mlp.experts.{i}.down_proj.weight"
-            header[t] = {"dtype": "BF16", "shape": [64, 64], "data_offsets": [off, off + 8192]}
-            wm[t] = name
-            off += 8192
-        raw = json.dumps(header).encode()
-        with open(d / name, "wb") as fh:
-            fh.write(struct.pack("<Q", len(raw)) + raw)
-            fh.truncate(8 + len(raw) + off)
-        heads += 8 + len(raw)
-    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
+    # headers from ~15 kB to ~110 kB
+    heads = sharded_model(d, n, [150 + 40 * k for k in range(25)], config=False)
     srv = Loopback(repos={"b/shards": str(d)}).start()
     os.environ["HF_ENDPOINT"] = srv.url
     t0 = time.perf_counter()
@@ -141,23 +124,8 @@ def sweep(tmp: Path, n: int) -> None:  # noqa: C901
 def remote_model(d: Path, shards_per_model: int = 2, tensors: int = 40) -> None:
     """A small sharded model: config.json, its shards' headers (sparse files)
     and model.safetensors.index.json."""
-    d.mkdir(parents=True)
-    wm = {}
-    for s in range(shards_per_model):
-        name = f"model-{s + 1:05d}-of-{shards_per_model:05d}.safetensors"
-        header, off = {}, 0
-        for i in range(tensors):
-            t = f"model.layers.{s * tensors + i}.mlp.down_proj.weight"
-            header[t] = {"dtype": "BF16", "shape": [64, 64], "data_offsets": [off, off + 8192]}
-            wm[t] = name
-            off += 8192
-        raw = json.dumps(header).encode()
-        with open(d / name, "wb") as fh:
-            fh.write(struct.pack("<Q", len(raw)) + raw)
-            fh.truncate(8 + len(raw) + off)
-    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
-    (d / "config.json").write_text(json.dumps({"model_type": "llama",
-                                               "torch_dtype": "bfloat16"}))
+    sharded_model(d, shards_per_model, [tensors],
+                  name=lambda s, i: f"model.layers.{s * tensors + i}.mlp.down_proj.weight")
 
 
 def remote_sweep(tmp: Path, n: int, latency: float, rounds: int) -> None:

@@ -18,14 +18,66 @@ from __future__ import annotations
 import json
 import os
 import re
+import struct
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
+
+
+def _expert(s: int, i: int) -> str:
+    return f"model.layers.{s}.mlp.experts.{i}.down_proj.weight"
+
+
+def sharded_model(d: Path, shards: int, tensors: Sequence[int],
+                  name: Callable[[int, int], str] = _expert, config: bool = True) -> int:
+    """``shards`` safetensors shards (header only, sparse files) with
+    ``tensors[s % len(tensors)]`` BF16 tensors each, named ``name(shard, i)``,
+    their model.safetensors.index.json and (``config``) a config.json;
+    returns the header bytes written."""
+    d.mkdir(parents=True)
+    wm: dict[str, str] = {}
+    heads = 0
+    for s in range(shards):
+        fname = f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
+        header: dict[str, Any] = {}
+        off = 0
+        for i in range(tensors[s % len(tensors)]):
+            t = name(s, i)
+            header[t] = {"dtype": "BF16", "shape": [64, 64], "data_offsets": [off, off + 8192]}
+            wm[t] = fname
+            off += 8192
+        raw = json.dumps(header).encode()
+        with open(d / fname, "wb") as fh:
+            fh.write(struct.pack("<Q", len(raw)) + raw)
+            fh.truncate(8 + len(raw) + off)
+        heads += 8 + len(raw)
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
+    if config:
+        (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                                   "torch_dtype": "bfloat16"}))
+    return heads
+
+
+@contextmanager
+def hf_endpoint(url: str) -> Iterator[None]:
+    """HF_ENDPOINT set to ``url`` for the block, then restored."""
+    old = os.environ.get("HF_ENDPOINT")
+    os.environ["HF_ENDPOINT"] = url
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("HF_ENDPOINT", None)
+        else:
+            os.environ["HF_ENDPOINT"] = old
 
 
 @dataclass

@@ -18,7 +18,7 @@ from grit_scan.parsers.remote import Budget, RemoteError, RemoteOptions
 from grit_scan.parsers.remote.collect import open_source
 
 sys.path.insert(0, os.path.dirname(__file__))
-from remote_loopback import Loopback  # noqa: E402
+from remote_loopback import Loopback, hf_endpoint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures"
@@ -39,14 +39,9 @@ def _fixture_dirs() -> list[Path]:
 def server() -> Any:
     repos = {f"fx/{p.name}": str(p) for p in _fixture_dirs()}
     srv = Loopback(repos=repos, files=str(FIX)).start()
-    old = os.environ.get("HF_ENDPOINT")
-    os.environ["HF_ENDPOINT"] = srv.url
-    yield srv
+    with hf_endpoint(srv.url):
+        yield srv
     srv.stop()
-    if old is None:
-        os.environ.pop("HF_ENDPOINT", None)
-    else:
-        os.environ["HF_ENDPOINT"] = old
 
 
 def _normalised(doc: Any, prefix: str, repl: str) -> Any:

@@ -9,8 +9,6 @@ what the loopback server observed, never on time."""
 from __future__ import annotations
 
 import json
-import os
-import struct
 import sys
 import threading
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from remote_loopback import Loopback  # noqa: E402
+from remote_loopback import Loopback, hf_endpoint, sharded_model  # noqa: E402
 
 import grit_scan  # noqa: E402
 from grit_scan.artifact import ScanInput  # noqa: E402
@@ -31,49 +29,18 @@ ONE = RemoteOptions(timeout=10.0, retries=0, backoff=0.0, in_flight=1)
 MANY = RemoteOptions(timeout=10.0, retries=0, backoff=0.0, in_flight=8)
 
 
-def _sharded(d: Path, shards: int, tensors: list[int]) -> int:
-    """config.json, ``shards`` safetensors shards (header only, sparse) with
-    ``tensors[s]`` tensors each, and their index; returns the header bytes."""
-    d.mkdir(parents=True)
-    wm: dict[str, str] = {}
-    heads = 0
-    for s in range(shards):
-        name = f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
-        header: dict[str, Any] = {}
-        off = 0
-        for i in range(tensors[s % len(tensors)]):
-            t = f"model.layers.{s}.mlp.experts.{i}.down_proj.weight"
-            header[t] = {"dtype": "BF16", "shape": [64, 64], "data_offsets": [off, off + 8192]}
-            wm[t] = name
-            off += 8192
-        raw = json.dumps(header).encode()
-        with open(d / name, "wb") as fh:
-            fh.write(struct.pack("<Q", len(raw)) + raw)
-            fh.truncate(8 + len(raw) + off)
-        heads += 8 + len(raw)
-    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
-    (d / "config.json").write_text(json.dumps({"model_type": "llama",
-                                               "torch_dtype": "bfloat16"}))
-    return heads
-
-
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Any:
     tmp = tmp_path_factory.mktemp("ahead")
     # headers from ~12 kB to ~190 kB: some shards need a second ranged read
-    _sharded(tmp / "big", 6, [120, 1800, 400, 1200])
-    _sharded(tmp / "small", 4, [20])
-    _sharded(tmp / "gone", 40, [10])
+    sharded_model(tmp / "big", 6, [120, 1800, 400, 1200])
+    sharded_model(tmp / "small", 4, [20])
+    sharded_model(tmp / "gone", 40, [10])
     srv = Loopback(repos={"t/big": str(tmp / "big"), "t/small": str(tmp / "small"),
                           "t/gone": str(tmp / "gone")}).start()
-    old = os.environ.get("HF_ENDPOINT")
-    os.environ["HF_ENDPOINT"] = srv.url
-    yield srv
+    with hf_endpoint(srv.url):
+        yield srv
     srv.stop()
-    if old is None:
-        os.environ.pop("HF_ENDPOINT", None)
-    else:
-        os.environ["HF_ENDPOINT"] = old
 
 
 def _read(url: str, opts: RemoteOptions, limit: int) -> tuple[list[Any], int, int]:
