@@ -88,7 +88,7 @@ def test_one_file_that_says_it_is_a_split(tmp_path):
     part(tmp_path / "lone.gguf", 0, 2, 2, ["a.weight"])
     got = findings(tmp_path, "missing_shard")
     assert len(got) == 1 and got[0].path.endswith("lone.gguf")
-    assert "-00002-of-00002.gguf is missing" in got[0].message
+    assert got[0].message.startswith("split part lone-00002-of-00002.gguf is missing")
     assert "has 2 part(s) (split.count) and 1 are here" in got[0].message
 
 

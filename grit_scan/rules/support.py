@@ -77,8 +77,12 @@ def _check_split(model: str, members: list[Artifact]) -> list[tuple[str, Issue]]
     def issue(code: IssueCode, message: str, **detail: object) -> None:
         out.append((head.path, Issue(code, message, None, detail)))
 
-    # the model key is the split's display path without its part suffix
+    # the model key is the split's display path without its part suffix; a
+    # lone file that says it is a split keeps its name, less ".gguf", as the
+    # prefix llama.cpp's gguf-split names parts with
     base = model[max(model.rfind("/"), model.rfind("\\")) + 1:]
+    if base.lower().endswith(".gguf"):
+        base = base[:-5]
     if len(counts) > 1:
         issue(IssueCode.INDEX_INCONSISTENT,
               f"the parts of split {base} disagree on split.count: {sorted(counts)}",
