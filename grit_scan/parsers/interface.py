@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import ClassVar, NamedTuple, Protocol
+from typing import ClassVar, NamedTuple, Protocol, TypeVar
 
-from ..artifact import Artifact, Format
+from ..artifact import Artifact, Format, IssueCode, ReadError
 from ..codec.errors import GritError
 from ..names import Declared
 from .fileio import ReadMeter
 
 SNIFF_BYTES = 16  # what sniff() is given of a file's head
+T = TypeVar("T")
 
 
 class ParseError(GritError):
@@ -98,3 +99,33 @@ class Reader(ABC):
     def read(self, source: ByteSource, ctx: ReadContext) -> Artifact:
         """The artifact read from ``source``; never raises for file
         contents (problems are issues on the artifact)."""
+
+
+def read_checked(art: Artifact, source: ByteSource,
+                 read: Callable[[ByteSource, Artifact], T]) -> T | None:
+    """Read a file's header with ``read`` (every reader's one way to turn
+    its parser's errors into issues), check that the source did not change
+    meanwhile.  None (with an issue on ``art``) when it could not: a
+    ``ParseError`` for a malformed header, its ``Unsupported`` variant for a
+    valid file the reader cannot represent."""
+    art.size = source.size
+    art.identity = getattr(source, "identity", None)
+    try:
+        hdr = read(source, art)
+        why = source.changed()
+    except Unsupported as exc:
+        # one clear line, not a structural finding: the file may be fine
+        art.parsed = False
+        art.issue(IssueCode.NOT_REPRESENTABLE, str(exc), unsupported=True)
+        return None
+    except ParseError as exc:
+        art.parsed = False
+        art.issue(IssueCode.UNPARSEABLE, str(exc))
+        return None
+    except ReadError as exc:
+        art.parsed = False
+        art.issue(IssueCode.SKIPPED, str(exc))
+        return None
+    if why:
+        art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
+    return hdr

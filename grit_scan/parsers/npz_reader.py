@@ -28,7 +28,7 @@ from typing import Any
 
 from ..artifact import Artifact, Format, IssueCode, StoredTensor
 from . import budgets
-from .interface import ByteSource, ReadContext, Reader, Unsupported
+from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, read_checked
 
 ZIP_MAGIC = b"PK\x03\x04"
 NPY_MAGIC = b"\x93NUMPY"
@@ -52,44 +52,38 @@ class NpzReader(Reader):
         return name.lower().endswith(".npz")
 
     def read(self, source: ByteSource, ctx: ReadContext) -> Artifact:
-        art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.NPZ,
-                       size=source.size, identity=getattr(source, "identity", None))
-        try:
-            members = _members(source)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError,
-                NotImplementedError, OverflowError, struct.error, UnicodeError) as exc:
-            art.parsed = False
-            art.issue(IssueCode.UNPARSEABLE, f"not a readable NumPy .npz archive: {exc}")
-            return art
-        compressed = [m.filename for m in members if m.compress_type != zipfile.ZIP_STORED]
-        if compressed:
-            art.parsed = False
-            art.issue(IssueCode.NOT_REPRESENTABLE, str(Unsupported(
-                f"{len(compressed)} of the archive's {len(members)} members are compressed "
-                f"(numpy.savez_compressed; e.g. {compressed[0]!r}): their bytes have no address "
-                "in the file, so grit does not audit this archive; save it with numpy.savez or "
-                "mlx.core.savez")), unsupported=True)
-            return art
-        if len(members) > budgets.TENSORS_PER_FILE.value:
-            art.parsed = False
-            art.issue(IssueCode.UNPARSEABLE, budgets.TENSORS_PER_FILE.exceeded(
-                "the archive's member count", len(members)))
-            return art
-        tensors: list[StoredTensor] = []
-        for info in members:
-            st = _tensor(source, info, art)
-            if st is not None:
-                tensors.append(st)
-        tensors.sort(key=lambda t: t.name)
-        raw = sum(t.dtype == "BF16" for t in tensors)
-        if raw:
-            art.issue(IssueCode.NOTE, f"{raw} member(s) of two raw bytes (descr <V2) read as "
-                      "bfloat16, as MLX and ml_dtypes store it (numpy has no bfloat16)")
-        art.tensors = tensors
-        why = source.changed()
-        if why:
-            art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
+        art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.NPZ)
+        tensors = read_checked(art, source, _archive)
+        if tensors is not None:
+            art.tensors = tensors
         return art
+
+
+def _archive(source: ByteSource, art: Artifact) -> list[StoredTensor]:
+    """The archive's stored tensors, by name (ParseError: not a readable
+    archive; Unsupported: members without an address)."""
+    try:
+        members = _members(source)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError,
+            NotImplementedError, OverflowError, struct.error, UnicodeError) as exc:
+        raise ParseError(f"not a readable NumPy .npz archive: {exc}") from None
+    compressed = [m.filename for m in members if m.compress_type != zipfile.ZIP_STORED]
+    if compressed:
+        raise Unsupported(
+            f"{len(compressed)} of the archive's {len(members)} members are compressed "
+            f"(numpy.savez_compressed; e.g. {compressed[0]!r}): their bytes have no address "
+            "in the file, so grit does not audit this archive; save it with numpy.savez or "
+            "mlx.core.savez")
+    if len(members) > budgets.TENSORS_PER_FILE.value:
+        raise ParseError(budgets.TENSORS_PER_FILE.exceeded("the archive's member count",
+                                                           len(members)))
+    tensors = [t for t in (_tensor(source, info, art) for info in members) if t is not None]
+    tensors.sort(key=lambda t: t.name)
+    raw = sum(t.dtype == "BF16" for t in tensors)
+    if raw:
+        art.issue(IssueCode.NOTE, f"{raw} member(s) of two raw bytes (descr <V2) read as "
+                  "bfloat16, as MLX and ml_dtypes store it (numpy has no bfloat16)")
+    return tensors
 
 
 class _SourceFile(io.RawIOBase):

@@ -16,7 +16,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, groupby, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..artifact import (
     Artifact,
@@ -33,7 +33,7 @@ from ..codec.errors import GritError
 from ..names import Declared
 from . import budgets, safetensors_reader
 from .fileio import SafeFile
-from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, default_role
+from .interface import ByteSource, ReadContext, Reader, default_role, read_checked
 from .npz_reader import NpzReader
 from .roles import gguf_role
 
@@ -48,41 +48,6 @@ if TYPE_CHECKING:
 GGUF_MAGIC = b"GGUF"  # gguf_reader.MAGIC, which tests/test_readers.py holds it to
 
 _HEX32 = r"[0-9a-fA-F]{32}"  # compiled where first used (re's cache): start-up, issue 15
-T = TypeVar("T")
-
-
-def _fail(art: Artifact, msg: str) -> Artifact:
-    art.parsed = False
-    art.issue(IssueCode.UNPARSEABLE, msg)
-    return art
-
-
-def _read_header(art: Artifact, source: ByteSource,
-                 read: Callable[[ByteSource, Artifact], T]) -> T | None:
-    """Read the header with ``read``, check that the source did not change
-    meanwhile.  None (with an issue on ``art``) when it could not: a
-    ``ParseError`` for a malformed header, its ``Unsupported`` variant for a
-    valid file the reader cannot represent."""
-    art.size = source.size
-    art.identity = getattr(source, "identity", None)
-    try:
-        hdr = read(source, art)
-        why = source.changed()
-    except Unsupported as exc:
-        # one clear line, not a structural finding: the file may be fine
-        art.parsed = False
-        art.issue(IssueCode.NOT_REPRESENTABLE, str(exc), unsupported=True)
-        return None
-    except ParseError as exc:
-        _fail(art, str(exc))
-        return None
-    except ReadError as exc:
-        art.parsed = False
-        art.issue(IssueCode.SKIPPED, str(exc))
-        return None
-    if why:
-        art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
-    return hdr
 
 
 class SafetensorsReader(Reader):
@@ -176,7 +141,7 @@ def _ask_reference(art: Artifact, source: ByteSource) -> None:
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS)
     declared, role = ctx.declared, ctx.role
-    hdr = _read_header(art, source, safetensors_reader.read_header)
+    hdr = read_checked(art, source, safetensors_reader.read_header)
     if any(i.code in _HEADER_BROKEN for i in art.issues):
         _ask_reference(art, source)
     if hdr is None:
@@ -275,7 +240,7 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     from .ggml_types import MAPPINGS  # gguf: GGUF only
 
     art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
-    h = _read_header(art, source, gguf_reader.read_header)
+    h = read_checked(art, source, gguf_reader.read_header)
     if h is None:
         return art
     table = art.tensors = h.tensors
