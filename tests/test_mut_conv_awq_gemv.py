@@ -134,3 +134,15 @@ def test_a_width_gemv_does_not_pack_reads_as_4(tmp_path: Path, bits) -> None:
     q, iss = gemv_tensor(tmp_path, gemv(64, 256, 4, 1), qc(bits=bits))
     assert tuple(q.shape) == (64, 256) and iss.detail["bits"] == 4
 
+
+def test_no_inputs_beside_padded_scales_is_a_size_issue(tmp_path: Path) -> None:
+    """qweight [4, 0]: no inputs, no groups, so calculate_zeros_width is 0 and
+    scales and qzeros are due no byte; the file holds 4·8 float16 scales and
+    4 words of zero points."""
+    t = {f"{MOD}.qweight": np.zeros((4, 0), np.int32),
+         f"{MOD}.scales": np.ones((4, 8), np.float16),
+         f"{MOD}.qzeros": np.zeros((4, 1), np.int32)}
+    qs, issues = scan(write(tmp_path, t, qc()))
+    assert qs == []
+    s = only(of(issues, "size"))
+    assert (s.detail["expected"], s.detail["actual"]) == ([0, 0, 0], [0, 4 * 8 * 2, 4 * 4])
