@@ -22,12 +22,7 @@ def write(root: Path, tensors: dict[str, np.ndarray], quantization_config: dict[
     (``hf_quant_config={...}`` writes hf_quant_config.json)."""
     root.mkdir(parents=True, exist_ok=True)
     save_file(tensors, str(root / "model.safetensors"))
-    config: dict[str, Any] = {"model_type": "llama"}
-    if quantization_config is not None:
-        config["quantization_config"] = quantization_config
-    (root / "config.json").write_text(json.dumps(config))
-    for name, body in files.items():
-        (root / f"{name}.json").write_text(json.dumps(body))
+    write_config(root, quantization_config, **files)
     return root
 
 
@@ -51,3 +46,39 @@ def of(issues: list[Any], code: str) -> list[Any]:
 def only(items: list[Any]) -> Any:
     assert len(items) == 1, items
     return items[0]
+
+
+ITEM = {"F8_E4M3": 1, "F8_E5M2": 1, "U8": 1, "I8": 1, "F16": 2, "BF16": 2, "F32": 4,
+        "I32": 4, "U32": 4}
+
+
+def write_raw(root: Path, tensors: dict[str, tuple[str, tuple[int, ...]]],
+              quantization_config: dict[str, Any] | None = None,
+              short: dict[str, int] | None = None, **files: dict[str, Any]) -> Path:
+    """As ``write``, for dtypes numpy has not (FP8): the safetensors file is
+    written byte by byte (an 8-byte little-endian header length, the JSON
+    header, zero-filled data in the order given).  ``short`` takes that many
+    bytes off the named tensors' data spans (a plane bytes short)."""
+    root.mkdir(parents=True, exist_ok=True)
+    header: dict[str, Any] = {}
+    at = 0
+    for name, (dtype, shape) in tensors.items():
+        n = ITEM[dtype] * int(np.prod(shape, dtype=np.int64)) - (short or {}).get(name, 0)
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [at, at + n]}
+        at += n
+    head = json.dumps(header).encode()
+    head += b" " * (-len(head) % 8)
+    (root / "model.safetensors").write_bytes(
+        len(head).to_bytes(8, "little") + head + bytes(at))
+    write_config(root, quantization_config, **files)
+    return root
+
+
+def write_config(root: Path, quantization_config: dict[str, Any] | None,
+                 **files: dict[str, Any]) -> None:
+    config: dict[str, Any] = {"model_type": "llama"}
+    if quantization_config is not None:
+        config["quantization_config"] = quantization_config
+    (root / "config.json").write_text(json.dumps(config))
+    for name, body in files.items():
+        (root / f"{name}.json").write_text(json.dumps(body))
