@@ -109,6 +109,15 @@ def test_awq_columns_whose_ratio_does_not_divide_32(tmp_path: Path) -> None:
     assert qs == [] and len(of(issues, "size")) == 1
 
 
+def test_scales_without_columns_fit_neither(tmp_path: Path) -> None:
+    """scales [2, 0] beside qweight [256, 8]: no output column to pack, and
+    no width 32 / (0 / 8) (a division by zero before)."""
+    t = {f"{MOD}.qweight": np.zeros((256, 8), I32), f"{MOD}.scales": np.ones((2, 0), F16)}
+    qs, issues = scan(write(tmp_path, t, {"quant_method": "awq", "bits": 4}))
+    assert qs == []
+    assert "fit neither GPTQ nor AWQ packing" in only(of(issues, "size")).message
+
+
 def test_qweight_without_scales_is_a_note(tmp_path: Path) -> None:
     t = gptq(256, 64, 4, 2)
     del t[f"{MOD}.scales"]
