@@ -72,8 +72,9 @@ def test_zero_points_not_one_i8_per_scale_are_refused(tmp_path: Path, zp_dtype,
 
 
 @pytest.mark.parametrize("wshape,scale_shape,scale_dtype", [
-    ((16384,), (64, 1), F32), ((64, 256), (64, 1), np.int32), ((64, 256), (64, 3), F32)],
-    ids=["1-d", "int-scale", "no-layout"])
+    ((16384,), (64, 1), F32), ((64, 256), (64, 1), np.int32), ((64, 256), (64, 3), F32),
+    ((0, 256), (64, 1), F32), ((64, 0), (64, 1), F32)],
+    ids=["1-d", "int-scale", "no-layout", "no-rows", "no-columns"])
 def test_layouts_it_does_not_know_are_a_note(tmp_path: Path, wshape, scale_shape,
                                              scale_dtype) -> None:
     t = tensors(scale_shape, wshape=wshape)

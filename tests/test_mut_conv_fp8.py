@@ -59,3 +59,12 @@ def test_a_one_number_block_size_is_the_block_width(tmp_path: Path, block, refus
         assert nr.detail["formats"] == "e4m3/binary32"
     else:
         assert q.grade["k0"] == "32" and of(issues, "not_representable") == []
+
+
+@pytest.mark.parametrize("wshape", [(16, 0), (0, 64)])
+def test_an_empty_weight_is_a_note(tmp_path: Path, wshape) -> None:
+    """No element to scale: no layout (and no k0 of 0, which §3.1 forbids)."""
+    qs, issues = scan(write_raw(tmp_path, {W: ("F8_E4M3", wshape), S: ("F32", (16, 2))}, QC))
+    assert qs == []
+    assert only([i for i in of(issues, "note") if "is not a layout this scanner knows"
+                 in i.message]).tensor == MOD

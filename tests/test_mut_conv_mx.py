@@ -53,8 +53,9 @@ def test_mxfp8_e5m2(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("wshape,sshape", [
     ((16384,), (64, 8)), ((64, 256), (512,)), ((64, 256), (32, 8)), ((64, 256), (64, 0)),
-    ((64, 256), (64, 3)), ((1, 65536), (1, 1))],
-    ids=["weight-1d", "scale-1d", "rows", "no-scales", "no-whole-run", "k0-over-uint16"])
+    ((64, 256), (64, 3)), ((1, 65536), (1, 1)), ((64, 0), (64, 8))],
+    ids=["weight-1d", "scale-1d", "rows", "no-scales", "no-whole-run", "k0-over-uint16",
+         "empty"])
 def test_mxfp8_layouts_it_does_not_know_are_a_note(tmp_path: Path, wshape, sshape) -> None:
     qs, issues = mxfp8(tmp_path, wshape, sshape)
     assert qs == []
