@@ -37,7 +37,7 @@ def mxfp8(tmp_path: Path, wshape, sshape, wdt: str = "F8_E4M3"):
 
 @pytest.mark.parametrize("wshape,sshape,k0", [
     ((64, 256), (64, 8), 32), ((64, 256), (64, 1), 256), ((4, 4096), (4, 32), 128),
-    ((1, 65535), (1, 1), 65535)])
+    ((1, 65535), (1, 1), 65535), ((64, 8), (64, 8), 1)])
 def test_mxfp8_k0_is_the_row_over_its_scales(tmp_path: Path, wshape, sshape, k0) -> None:
     qs, issues = mxfp8(tmp_path, wshape, sshape)
     q = only(qs)

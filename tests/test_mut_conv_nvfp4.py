@@ -31,13 +31,16 @@ def ct(scale_shape=(64, 16), glob: bool = True, data_shape=(64, 128)):
     return t
 
 
-def test_ct_global_divisor_refused_with_the_bytes_group(tmp_path: Path) -> None:
-    """in = 2·128 = 256 over 16 scales a row: groups of 16, whatever is declared."""
-    qs, issues = scan(write_raw(tmp_path, ct(), CT))
+@pytest.mark.parametrize("rows,scales,group", [(64, 16, 16), (48, 32, 8)])
+def test_ct_global_divisor_refused_with_the_bytes_group(tmp_path: Path, rows, scales,
+                                                         group) -> None:
+    """in = 2·128 = 256 over the scales of a row: 256/16 = 16 (256/32 = 8),
+    whatever is declared; the group runs along the row, not down the rows."""
+    qs, issues = scan(write_raw(tmp_path, ct((rows, scales), data_shape=(rows, 128)), CT))
     q = only(qs)
-    assert (q.name, tuple(q.shape), q.grade) == (f"{MOD}.weight", (64, 256), None)
+    assert (q.name, tuple(q.shape), q.grade) == (f"{MOD}.weight", (rows, 256), None)
     nr = only(of(issues, "not_representable"))
-    assert nr.detail["actual_group_size"] == 16 and nr.detail["would_be"] == NVF4
+    assert nr.detail["actual_group_size"] == group and nr.detail["would_be"] == NVF4
     assert nr.detail["clause"] == "§8.1"
 
 

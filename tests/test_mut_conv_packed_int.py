@@ -173,6 +173,14 @@ def test_odd_row_count_of_2_bit_values(tmp_path: Path) -> None:
     assert q.grade["k0"] == "16"
 
 
+def test_rows_that_hold_no_whole_count_of_3_bit_values(tmp_path: Path) -> None:
+    """25 rows of 32 bits are 800 bits: no whole count of 3-bit inputs, so
+    no input width and no group size, even over one scale row."""
+    t = {f"{MOD}.qweight": np.zeros((25, 64), I32), f"{MOD}.scales": np.ones((1, 64), F16)}
+    q, iss = refused(tmp_path, t, {"quant_method": "gptq", "bits": 3})
+    assert iss.detail["bits"] == 3 and iss.detail["group_size"] is None and q.grade is None
+
+
 def test_groups_that_do_not_divide_the_inputs(tmp_path: Path) -> None:
     """3 scale rows over 256 inputs: no whole group size, no grade."""
     q, iss = refused(tmp_path, gptq(256, 64, 4, 3, g_idx=False),
