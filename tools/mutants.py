@@ -64,7 +64,8 @@ CONVENTION_TESTS = [
     "tests/test_producers_mlx.py",
     "tests/test_producers_awq_gemv.py", "tests/test_producers_bnb4.py",
     "tests/test_producers_conventions.py", "tests/test_producers_decode.py",
-    "tests/test_models_shards.py", "tests/test_grit_check_kind.py"]
+    "tests/test_models_shards.py", "tests/test_grit_check_kind.py",
+    "tests/test_mut_conv_*.py"]
 # the acceptance figure of the conventions package sums these groups
 PACKAGE = {"conventions package": ("conventions", "conventions-kinds")}
 
@@ -279,8 +280,16 @@ def targets(group: str) -> list[str]:
 
 
 def test_files(group: str) -> list[str]:
-    return [t for t in GROUPS[group][1]
-            if os.path.exists(os.path.join(ROOT, t.split("::", 1)[0]))]
+    """The group's test files (a pattern names every file it matches, in order)."""
+    out: list[str] = []
+    for t in GROUPS[group][1]:
+        path = t.split("::", 1)[0]
+        if glob.has_magic(path):
+            out += [os.path.relpath(f, ROOT)
+                    for f in sorted(glob.glob(os.path.join(ROOT, path)))]
+        elif os.path.exists(os.path.join(ROOT, path)):
+            out.append(t)
+    return out
 
 
 # ------------------------------------------------------------- the runner

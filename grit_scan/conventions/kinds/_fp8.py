@@ -64,7 +64,7 @@ def _fp8_plan(wdt: str, sdt_name: str, wshape: tuple[int, ...], sshape: tuple[in
     memoised, since every layer repeats a handful of them (issue 15)."""
     elem = "e4m3" if wdt == "F8_E4M3" else "e5m2"
     sdt = SCALE_TOKENS.get(sdt_name)
-    if len(wshape) != 2 or sdt is None:
+    if len(wshape) != 2 or sdt is None or 0 in wshape:  # an empty weight has no layout
         return _Fp8Plan("unknown")
     rows, cols = wshape
     if len(sshape) == 2 and sshape[0] > 1 and sshape[1] > 1 and sshape[0] != rows:

@@ -29,7 +29,7 @@ def packed_bits(ctx: Ctx, parts: Parts, w: tuple[int, ...], s: tuple[int, ...]
         if qz and len(t[qz].shape) == 2 and s[1] and (32 * t[qz].shape[1]) % s[1] == 0:
             return "gptq", 32 * t[qz].shape[1] // s[1], "qzeros columns against scales columns"
         return "gptq", 0, ""
-    if w[1] and s[1] % w[1] == 0 and 32 % (s[1] // w[1]) == 0:
+    if w[1] and s[1] and s[1] % w[1] == 0 and 32 % (s[1] // w[1]) == 0:
         return "awq", 32 // (s[1] // w[1]), "qweight columns against scales columns"
     return None
 

@@ -57,7 +57,7 @@ def _infer(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts) -> None:
     wt, st = ctx.tensors[w], ctx.tensors[sc]
     sdt = SCALE_TOKENS.get(st.dtype)
     lay = scale_layout(wt.shape[0], wt.shape[1], tuple(st.shape)) if (
-        len(wt.shape) == 2 and sdt is not None) else None
+        len(wt.shape) == 2 and sdt is not None and 0 not in wt.shape) else None
     if lay is None or sdt is None:
         ctx.art.issue(IssueCode.NOTE, f"{w}: an I8 weight {list(wt.shape)} with a {st.dtype} "
                       f"scale {list(st.shape)} is not an int-quantized layout this scanner "

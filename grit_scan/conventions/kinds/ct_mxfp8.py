@@ -39,7 +39,8 @@ def _infer(ctx: Ctx, mod: str, w: str, sc: str) -> None:
     32 along the row (OCP MX): MX with an FP8 element, expressible (§2.6)."""
     wt, st = ctx.tensors[w], ctx.tensors[sc]
     if len(wt.shape) != 2 or len(st.shape) != 2 or st.shape[0] != wt.shape[0] or (
-            st.shape[1] == 0 or wt.shape[1] % st.shape[1] or wt.shape[1] // st.shape[1] > 65535):
+            st.shape[1] == 0 or wt.shape[1] % st.shape[1]
+            or not 1 <= wt.shape[1] // st.shape[1] <= 65535):
         ctx.art.issue(IssueCode.NOTE, f"{w}: an F8 weight {list(wt.shape)} with a U8 scale "
                       f"{list(st.shape)} is not an MX layout this scanner knows", tensor=mod)
         return
