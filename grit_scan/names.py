@@ -13,7 +13,7 @@ import fnmatch
 import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from operator import itemgetter, methodcaller
+from operator import methodcaller
 from typing import Any
 
 # Budgets on config patterns (their Budget records live in
@@ -65,7 +65,7 @@ class SuffixTable:
         for suf in self._by_last.get(name[name.rfind(".") + 1:], ()):
             if len(name) > len(suf) and name.endswith(suf):
                 return name[: -len(suf)], suf
-        for s in self._tails if name.endswith(self._tails) else ():
+        for s in self._tails:
             if name.endswith(s) and len(name) > len(s):
                 return name[: -len(s)], s
         return name, ""
@@ -73,39 +73,18 @@ class SuffixTable:
     def split_all(self, names: Sequence[str]) -> Iterator[tuple[str, str]]:
         """``map(self.split, names)``, with the usual name split at C speed
         (one call per stored tensor of a 400k-tensor model)."""
-        return zip(*self.split_columns(names))
-
-    def split_columns(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
-        """(modules, suffixes) of ``names``: ``split`` of each, as two
-        columns.  The usual name (a last component that only one known
-        suffix ends in, with text before its dot) is split by C-level maps;
-        only the others go through ``split``, one call each."""
-        names = names if isinstance(names, list) else list(names)
-        parts = list(map(_RPARTITION, names))
-        mods: list[str] = list(map(_HEAD, parts))
-        sufs: list[str | None] = list(map(self._one.get, map(_LAST, parts)))
-        del parts
-        for i in sorted({*_positions(sufs, None), *_positions(mods, "")}):
-            mods[i], sufs[i] = self.split(names[i])
-        return mods, sufs  # type: ignore[return-value]  # no None is left
-
-
-def _positions(xs: list[Any], value: object) -> list[int]:
-    """The positions in ``xs`` of items equal to ``value``, found by
-    ``list.index`` (a scan at C speed, a Python step per hit)."""
-    out: list[int] = []
-    i = -1
-    index = xs.index
-    try:
-        while True:
-            i = index(value, i + 1)
-            out.append(i)
-    except ValueError:
-        return out
+        one, by_last, tails = self._one, self._by_last, self._tails
+        for name, (head, _, last) in zip(names, map(_RPARTITION, names)):
+            suf = one.get(last)
+            if suf is not None and head:
+                yield head, suf
+            elif last not in by_last and not name.endswith(tails):
+                yield name, ""  # no known suffix ends the name (what split finds)
+            else:
+                yield self.split(name)
 
 
 _RPARTITION = methodcaller("rpartition", ".")
-_HEAD, _LAST = itemgetter(0), itemgetter(2)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -53,28 +53,3 @@ def test_grouping_is_split_name_per_name(names: list[str]) -> None:
     want = _grouped_by_python(names)
     assert list(engine._group(names, iter(range(len(names)))).items()) == want
     assert list(engine._group(names, range(len(names))).items()) == want
-
-
-@given(NAMES, st.integers(1, 5))
-def test_grouping_across_slices(names: list[str], size: int) -> None:
-    """Names split a few at a time give the same modules: a module whose
-    parts straddle two slices, or come back after other modules, is one
-    entry with its parts in listing order."""
-    from grit_scan.conventions import engine
-
-    want = _grouped_by_python(names)
-    kept = engine._GROUP_SLICE
-    engine._GROUP_SLICE = size
-    try:
-        got = list(engine._group(names, iter(range(len(names)))).items())
-    finally:
-        engine._GROUP_SLICE = kept
-    assert got == want
-
-
-def test_split_columns_is_split_name_each() -> None:
-    from grit_scan.conventions.suffixes import split_columns
-
-    names = ["m.weight", "weight", "m.weight_scale_2", "x", "", ".", "a.b.qweight", "m."]
-    assert split_columns(names) == ([split_name(n)[0] for n in names],
-                                    [split_name(n)[1] for n in names])

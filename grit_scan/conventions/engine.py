@@ -10,7 +10,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import compress, count, islice, repeat
+from itertools import compress, count, repeat
 from operator import add, getitem, methodcaller, mul, ne, sub
 from typing import Any, overload
 
@@ -33,7 +33,7 @@ from ..codec.grade import Grade
 from ..names import Declared
 from .base import Ctx, claiming
 from .scales import FP8, UNQUANTISED_FLOATS
-from .suffixes import split_columns
+from .suffixes import split_names
 
 
 class Where:
@@ -310,31 +310,12 @@ def _group(names: Sequence[str], at: Iterable[int]) -> dict[str, tuple[str | int
     """Module -> (suffix, position, suffix, position, ...) in listing order,
     ``at`` giving each name's position.  A flat tuple is a third of a dict's
     size, and a 500-shard model holds one per module at the scan's peak
-    (memory per stored tensor).
-
-    Names are split a slice at a time by C-level maps (``split_columns``),
-    and each run of names of one module (a producer lists a module's parts
-    together) is one step here; a slice's module names are freed with it."""
+    (memory per stored tensor)."""
     modules: dict[str, tuple[str | int, ...]] = {}
-    get = modules.get
-    at = iter(at)
-    for c in range(0, len(names), _GROUP_SLICE):
-        mods, sufs = split_columns(names[c:c + _GROUP_SLICE])
-        n = len(mods)
-        flat: list[str | int] = [""] * (2 * n)
-        flat[0::2] = sufs
-        flat[1::2] = islice(at, n)
-        # where each run of one module's names begins
-        cuts = [0, *compress(count(1), map(ne, islice(mods, 1, None), mods))]
-        for a, b in zip(cuts, [*cuts[1:], n]):
-            mod = mods[a]
-            got = get(mod)
-            run = tuple(flat[2 * a:2 * b])
-            modules[mod] = run if got is None else got + run
+    for g, (mod, suf) in zip(at, split_names(names)):
+        got = modules.get(mod)
+        modules[mod] = (suf, g) if got is None else got + (suf, g)
     return modules
-
-
-_GROUP_SLICE = 8192  # names split at once: their module names are transient
 
 
 def _module(ctx: Ctx, mod: str, parts: dict[str, str]) -> None:

@@ -27,8 +27,3 @@ def split_name(name: str) -> tuple[str, str]:
 def split_names(names: Sequence[str]) -> Iterator[tuple[str, str]]:
     """``map(split_name, names)``, the usual split taken fast."""
     return table().split_all(names)
-
-
-def split_columns(names: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(modules, suffixes) of ``names``, as ``split_name`` gives each."""
-    return table().split_columns(names)
