@@ -148,9 +148,9 @@ def test_gguf_scan_builds_no_array(fixture, types, tmp_path):
 
 def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
     """gguf's tensor-name map serves the roles of quantised tensors only: a
-    float model whose config.json names an architecture never loads it, a
-    quantised one does (and maps its roles through it), without the rest of
-    the gguf package."""
+    float model whose config.json names an architecture never loads it; a
+    quantised one maps its roles through the map gguf gives, read from the
+    shipped table (parsers/gguf_names.json) without importing gguf."""
     import json
 
     (tmp_path / "config.json").write_text(json.dumps(
@@ -169,8 +169,17 @@ def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
         m + ".weight_scale_2": Raw("F32", [1], bytes(4))})
     code, out, err, mods = imported(["scan", "--json", "."], tmp_path)
     assert '"role": "blk.0.ffn_down.weight"' in out, err
-    # through gguf's own tensor-name map (parsers/gguf_constants.py)
-    assert "gguf.tensor_mapping" in mods
+    # gguf's map from the shipped table (tests/test_gguf_names.py holds it to
+    # gguf's own function): gguf is not imported; another gguf than the
+    # table's (the lowest pin) is asked itself
+    from grit_scan.parsers import gguf_names
+
+    assert "grit_scan.parsers.gguf_names" in mods
+    shipped = json.loads(gguf_names.TABLE.read_text())["sources"]
+    if shipped == gguf_names.installed_sources():
+        assert "gguf" not in {m.split(".")[0] for m in mods}
+    else:
+        assert "gguf.tensor_mapping" in mods
 
 
 # --- the shortcut gives what it replaces ------------------------------------
