@@ -150,6 +150,32 @@ def test_internal_error_is_contained(monkeypatch, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_convention_inference_error_is_contained_to_its_model(monkeypatch, capsys):
+    """An exception while one model's conventions are inferred (parsers/
+    models.py assemble) is an internal_error on that model's file; the
+    other models of the scan are still described and judged."""
+    from grit_scan.conventions.kinds.modelopt_nvfp4 import ModeloptNvfp4
+
+    def boom(cls, ctx, mod, parts):
+        raise RuntimeError("convention exploded")
+
+    monkeypatch.setattr(ModeloptNvfp4, "infer", classmethod(boom))
+    prod = FIX / "producers"
+    r = grit_scan.scan([str(prod / "modelopt" / "nvfp4"), str(prod / "ct" / "fp8-block")])
+    bad = [f for f in r.findings if f.kind == "internal_error"]
+    assert len(bad) == 1 and "convention exploded" in bad[0].message
+    assert bad[0].detail["rule"] == "conventions" and "modelopt/nvfp4" in bad[0].path
+    # the other model: its 14 FP8 block weights still recognised and judged
+    other = [a for a in r.artifacts if "fp8-block" in a.path and a.format.value == "safetensors"]
+    assert len(other) == 1 and len(other[0].quantized) == 14
+    assert any(f.kind == "not_representable" and "fp8-block" in f.path for f in r.findings)
+    code = main(["--debug", "scan", str(prod / "modelopt" / "nvfp4")])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" in err and "convention exploded" in err
+    main(["scan", str(prod / "modelopt" / "nvfp4")])
+    assert "Traceback" not in capsys.readouterr().err
+
+
 # ------------------------------------------------------------ property fuzzing
 
 

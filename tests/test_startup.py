@@ -148,9 +148,9 @@ def test_gguf_scan_builds_no_array(fixture, types, tmp_path):
 
 def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
     """gguf's tensor-name map serves the roles of quantised tensors only: a
-    float model whose config.json names an architecture never loads it, a
-    quantised one does (and maps its roles through it), without the rest of
-    the gguf package."""
+    float model whose config.json names an architecture never loads it; a
+    quantised one maps its roles through the map gguf gives, read from the
+    shipped table (parsers/gguf_names.json) without importing gguf."""
     import json
 
     (tmp_path / "config.json").write_text(json.dumps(
@@ -169,8 +169,17 @@ def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
         m + ".weight_scale_2": Raw("F32", [1], bytes(4))})
     code, out, err, mods = imported(["scan", "--json", "."], tmp_path)
     assert '"role": "blk.0.ffn_down.weight"' in out, err
-    # through gguf's own tensor-name map (parsers/gguf_constants.py)
-    assert "gguf.tensor_mapping" in mods
+    # gguf's map from the shipped table (tests/test_gguf_names.py holds it to
+    # gguf's own function): gguf is not imported; another gguf than the
+    # table's (the lowest pin) is asked itself
+    from grit_scan.parsers import gguf_names
+
+    assert "grit_scan.parsers.gguf_names" in mods
+    shipped = json.loads(gguf_names.TABLE.read_text())["sources"]
+    if shipped == gguf_names.installed_sources():
+        assert "gguf" not in {m.split(".")[0] for m in mods}
+    else:
+        assert "gguf.tensor_mapping" in mods
 
 
 # --- the shortcut gives what it replaces ------------------------------------
@@ -337,12 +346,26 @@ def _contiguous(entries):
     return entries, pos
 
 
+def test_large_header_scan_imports_no_numpy(tmp_path):
+    """A header of 300 float tensors (more than a small file) is checked in
+    bulk without numpy: importing it cost more than the check."""
+    write_safetensors(tmp_path / "big.safetensors",
+                      {f"l{i}.weight": Raw("BF16", [2, 2], bytes(8)) for i in range(300)})
+    code, out, err, mods = imported(["scan", "--json", "big.safetensors"], tmp_path)
+    assert code == 0 and '"findings": []' in out, err
+    assert "numpy" not in {m.split(".")[0] for m in mods}
+
+
 @given(st.lists(HEADER_ENTRY, min_size=1, max_size=6), st.booleans(),
        st.sampled_from([0, 0, 0, 0, -1, 1]),
        st.randoms(use_true_random=False))
-def test_small_header_check_is_the_numpy_check(entries, fix, slack, rnd):
-    """safetensors_reader: headers of up to SMALL_HEADER tensors are checked in
-    plain Python; the verdict and the table are the numpy path's."""
+def test_bulk_header_check_is_the_per_entry_check(entries, fix, slack, rnd):
+    """safetensors_reader: the bulk check of a header (C-level maps, no
+    numpy) accepts a header only when the per-entry path, which names every
+    problem, finds none, and its table lists what that path lists; a header
+    the per-entry path finds nothing in, with every extent below 2^63, is
+    accepted."""
+    from grit_scan.artifact import Artifact, Format
     from grit_scan.parsers import safetensors_reader as sr
 
     region = None
@@ -351,18 +374,21 @@ def test_small_header_check_is_the_numpy_check(entries, fix, slack, rnd):
         rnd.shuffle(entries)
     region = (region if region is not None else 64) + slack
     obj = {f"t{i}": e for i, e in enumerate(entries)}
-    results = []
-    for small in (sr.SMALL_HEADER, 0):
-        hdr = sr.Header(header_len=8, data_start=16)
-        old, sr.SMALL_HEADER = sr.SMALL_HEADER, small
-        try:
-            ok = sr._fast_path(dict(obj), hdr, region)
-        finally:
-            sr.SMALL_HEADER = old
-        t = hdr.table
-        results.append((ok, None if t is None else (t.names, list(t.dtypes), t.shapes(), t.ranks,
-                                                    t.offsets, t.nbytes, t.available)))
-    assert results[0] == results[1]
+    hdr = sr.Header(header_len=8, data_start=16)
+    ok = sr._fast_path(dict(obj), hdr, region)
+    art = Artifact(path="x", abs_path="x", format=Format.SAFETENSORS)
+    rows, spans = [], []
+    for name, entry in obj.items():
+        st_ = sr._entry(name, entry, hdr.data_start, region, art)
+        if st_ is not None:
+            rows.append(st_)
+            spans.append((st_.offset - 16, st_.offset - 16 + st_.nbytes, name))
+    sr._coverage(spans, region, art)
+    clean = not art.issues and len(rows) == len(obj)
+    if ok:
+        assert clean and hdr.table is not None and list(hdr.table) == rows
+    elif clean:
+        assert any(d >= 1 << 63 for e in entries for d in e["shape"])
 
 
 def test_help_order_does_not_follow_import_order():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import traceback
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -27,7 +28,17 @@ from itertools import accumulate, chain, compress, islice
 from operator import add, ne
 from typing import TYPE_CHECKING
 
-from ..artifact import Artifact, Format, Issue, PlaneRef, PlaneSeq, QList, QTensor, TensorTable
+from ..artifact import (
+    Artifact,
+    Format,
+    Issue,
+    IssueCode,
+    PlaneRef,
+    PlaneSeq,
+    QList,
+    QTensor,
+    TensorTable,
+)
 from ..names import Declared
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
@@ -52,10 +63,15 @@ def hf_location(display: str) -> tuple[str, str] | None:
 
 
 def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
-             declared: Declared | None, role: Callable[[str], str]) -> None:
+             declared: Declared | None, role: Callable[[str], str],
+             tracebacks: list[str] | None = None) -> None:
     """Finish the artifacts read from one directory (in place): models,
     conventions across shards, GGUF splits, cache repositories.
-    ``index_shards`` says, per index file, the shard names it maps."""
+    ``index_shards`` says, per index file, the shard names it maps.  An
+    unexpected exception while a model's conventions are inferred is
+    contained to that model (an internal_error on its first shard; its
+    traceback to ``tracebacks``, the scan's, for --debug), as a reader's is
+    to its file."""
     for a in arts:
         loc = hf_location(a.path)
         if loc is not None:
@@ -65,7 +81,11 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
     for model, members in models.items():
         for a in members:
             a.model = model
-        infer_model([a for a in members if a.parsed], declared, role, model in disjoint)
+        parsed = [a for a in members if a.parsed]
+        try:
+            infer_model(parsed, declared, role, model in disjoint)
+        except Exception as exc:  # noqa: BLE001 - containment: one model, never the scan
+            _contain((parsed or members)[0], exc, tracebacks)
         for a in members:
             if isinstance(a.tensors, TensorTable):
                 a.tensors.release()
@@ -75,6 +95,16 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
             a.model = model
         if len(members) > 1 or any("split.count" in a.metadata for a in members):
             _split_file_type(members)
+
+
+def _contain(art: Artifact, exc: Exception, tracebacks: list[str] | None) -> None:
+    if tracebacks is not None:
+        tracebacks.append(traceback.format_exc())
+    art.issue(IssueCode.INTERNAL_ERROR, "internal error while inferring the conventions of "
+              f"this file's model: {type(exc).__name__}: {str(exc)[:500]} (its quantised "
+              "tensors are not described; other models are unaffected; --debug shows the "
+              "traceback)", internal_error=True, rule="conventions",
+              exception=type(exc).__name__)
 
 
 def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Indexed]

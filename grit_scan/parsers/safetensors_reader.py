@@ -15,10 +15,9 @@ from __future__ import annotations
 import json
 import math
 import struct
-from array import array
 from dataclasses import dataclass, field
-from itertools import chain
-from operator import itemgetter
+from itertools import chain, repeat
+from operator import add, itemgetter, mul, sub
 from typing import Any
 
 from ..artifact import Artifact, IssueCode, StoredTensor, TensorTable
@@ -223,7 +222,7 @@ _DTYPE, _SHAPE, _OFFSETS = itemgetter("dtype"), itemgetter("shape"), itemgetter(
 
 
 def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
-    """Validate a well-formed header in bulk (C-level maps, numpy), filling
+    """Validate a well-formed header in bulk (C-level maps), filling
     ``hdr``; False sends the header through the per-entry path, which names
     every problem.  Only an exactly valid header takes this path."""
     if not obj:
@@ -242,7 +241,8 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
     if not names:
         return region == 0
     try:
-        if set(map(len, offs)) != {2} or max(map(len, shapes)) > budgets.SAFETENSORS_RANK.value:
+        ranks = list(map(len, shapes))
+        if set(map(len, offs)) != {2} or max(ranks) > budgets.SAFETENSORS_RANK.value:
             return False
         # chain over anything but lists of ints yields non-ints (a string's
         # characters, a dict's keys) or raises: the type test below catches both
@@ -251,51 +251,20 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
         if set(map(type, flat_offs)) != {int} or (
                 flat_shape and set(map(type, flat_shape)) != {int}):
             return False
-        if len(names) <= SMALL_HEADER:
-            return _fast_path_small(names, dtypes, shapes, widths, flat_shape, flat_offs,
-                                    hdr, region)
-        import numpy as np  # here, not at the top: a small header needs no numpy (issue 15)
-
-        o = np.array(flat_offs, dtype=np.int64)
-        dims_np = np.array(flat_shape, dtype=np.int64)
-    except (TypeError, OverflowError):
+    except TypeError:
         return False
-    if o.min() < 0 or o.max() >= 1 << 62 or (dims_np.size and dims_np.min() < 0):
-        return False
-    numels = list(map(math.prod, shapes))
-    if max(numels) >= 1 << 55:
-        return False
-    bits = np.array(numels, dtype=np.int64) * np.array(widths, dtype=np.int64)
-    start, end = o[0::2], o[1::2]
-    if (bits % 8).any() or not np.array_equal(bits // 8, end - start):
-        return False
-    order = np.lexsort((end, start))
-    s_sorted, e_sorted = start[order], end[order]
-    if s_sorted[0] != 0 or int(e_sorted[-1]) != region:
-        return False
-    if not np.array_equal(s_sorted[1:], e_sorted[:-1]):
-        return False
-    starts, nbytes, dims = array("q"), array("q"), array("q")
-    starts.frombytes((start + hdr.data_start).astype(np.int64).tobytes())
-    nbytes.frombytes((end - start).astype(np.int64).tobytes())
-    dims.frombytes(dims_np.astype(np.int64).tobytes())
-    hdr.table = TensorTable(names, dtypes, dims, list(map(len, shapes)), starts, nbytes,
-                            nbytes)
-    return True
+    return _check_columns(names, dtypes, shapes, ranks, widths, flat_shape, flat_offs, hdr,
+                          region)
 
 
-# Headers of at most this many tensors are validated in plain Python (the
-# same checks, the same result): importing numpy would cost more than the
-# whole scan of a small file.
-SMALL_HEADER = 256
-
-
-def _fast_path_small(names: list[str], dtypes: list[Any], shapes: list[Any], widths: list[int],
-                     flat_shape: list[int], flat_offs: list[int], hdr: Header,
-                     region: int) -> bool:
-    """``_fast_path``'s numpy checks in plain Python; the bounds stand in for
-    int64 conversion (an offset or extent outside int64 fails there)."""
-    if min(flat_offs) < 0 or max(flat_offs) >= 1 << 62:
+def _check_columns(names: list[str], dtypes: list[Any], shapes: list[Any], ranks: list[int],
+                   widths: list[int], flat_shape: list[int], flat_offs: list[int],
+                   hdr: Header, region: int) -> bool:
+    """``_fast_path``'s arithmetic checks, one C-level pass each (no numpy:
+    importing it costs more than checking a 100-shard model's headers).
+    Every value stays an int64: extents below 2^63, element counts below
+    2^55, and offsets, which tile [0, region), below 2^62."""
+    if region >= 1 << 62:
         return False
     if flat_shape and (min(flat_shape) < 0 or max(flat_shape) >= 1 << 63):
         return False
@@ -303,17 +272,21 @@ def _fast_path_small(names: list[str], dtypes: list[Any], shapes: list[Any], wid
     if max(numels) >= 1 << 55:
         return False
     start, end = flat_offs[0::2], flat_offs[1::2]
-    bits = [n * w for n, w in zip(numels, widths)]
-    if any(b % 8 for b in bits) or any(b // 8 != e - s for b, s, e in zip(bits, start, end)):
+    nbytes = list(map(sub, end, start))
+    # shape x dtype is a whole number of bytes, the span's (none negative:
+    # no extent is)
+    if list(map(mul, numels, widths)) != list(map(mul, nbytes, repeat(8))):
         return False
-    spans = sorted(zip(start, end))
-    if spans[0][0] != 0 or spans[-1][1] != region:
-        return False
-    if any(spans[i][1] != spans[i + 1][0] for i in range(len(spans) - 1)):
-        return False
-    nbytes = [e - s for s, e in zip(start, end)]
-    hdr.table = TensorTable(names, dtypes, flat_shape, list(map(len, shapes)),
-                            [s + hdr.data_start for s in start], nbytes, nbytes)
+    # offsets listed one after the other from 0 tile the data region;
+    # listed in another order, they do when sorted
+    if not (start[0] == 0 and end[-1] == region and start[1:] == end[:-1]):
+        spans = sorted(zip(start, end))
+        if spans[0][0] != 0 or spans[-1][1] != region:
+            return False
+        if list(map(itemgetter(0), spans[1:])) != list(map(itemgetter(1), spans[:-1])):
+            return False
+    hdr.table = TensorTable(names, dtypes, flat_shape, ranks,
+                            list(map(add, start, repeat(hdr.data_start))), nbytes, nbytes)
     return True
 
 

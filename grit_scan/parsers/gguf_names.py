@@ -1,0 +1,152 @@
+"""gguf-py's tensor-name maps (Hugging Face name -> GGUF name, one layer) as
+a table shipped with grit-scan, so that mapping a safetensors model's roles
+does not import gguf.
+
+``import gguf`` runs the package's ``__init__``: numpy, yaml and every gguf
+module, about a quarter of the instructions of a 25-shard scan and most of a
+small one's (docs/performance.md).  Roles only need
+``gguf.tensor_mapping.get_tensor_name_map(arch, 1).mapping`` for the model's
+architecture, which is data.  ``gguf_names.json`` holds it for every
+architecture of the gguf release it was generated from, with a CRC-32 of
+that release's ``constants.py`` and ``tensor_mapping.py``.
+
+The table is used only when the installed gguf's two files have those
+checksums (found with ``importlib.util.find_spec``, which does not import
+the package): then it is exactly what gguf's own function returns.  Any
+other gguf installation is asked itself (parsers/roles.py), so roles always
+follow the installed gguf.  ``tests/test_gguf_names.py`` holds the table to
+gguf's function for every architecture.
+
+Regenerate after a gguf upgrade::
+
+    python -m grit_scan.parsers.gguf_names
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+
+TABLE = Path(__file__).with_name("gguf_names.json")
+SOURCES = ("constants.py", "tensor_mapping.py")
+
+
+class TableMap:
+    """What roles.py reads of a gguf ``TensorNameMap``: ``mapping`` (key ->
+    (tensor type, GGUF name); the type is not kept: None) and ``get_name``."""
+
+    __slots__ = ("mapping",)
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self.mapping: dict[str, tuple[None, str]] = {k: (None, v) for k, v in names.items()}
+
+    def get_name(self, key: str) -> str | None:
+        got = self.mapping.get(key)
+        return got[1] if got is not None else None
+
+
+def installed_sources() -> dict[str, int] | None:
+    """The CRC-32 of the installed gguf's ``constants.py`` and
+    ``tensor_mapping.py``, without importing gguf (None: not found)."""
+    try:
+        spec = importlib.util.find_spec("gguf")
+    except (ImportError, ValueError):
+        return None
+    where = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not where:
+        return None
+    out = {}
+    for name in SOURCES:
+        try:
+            out[name] = zlib.crc32(Path(where[0], name).read_bytes())
+        except OSError:
+            return None
+    return out
+
+
+def name_map(arch_name: str) -> TableMap | bool | None:
+    """The one-layer name map of the architecture gguf calls ``arch_name``,
+    when the table was made from the installed gguf's sources; False when
+    that gguf has no such architecture; None when the table cannot answer
+    (another gguf, or no table): ask gguf itself."""
+    try:
+        table = json.loads(TABLE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(table, dict) or table.get("sources") != installed_sources():
+        return None
+    flat = table["archs"].get(arch_name)
+    if flat is None:
+        return False
+    keys, names = table["keys"], table["names"]
+    return TableMap(dict(zip(map(keys.__getitem__, flat[0::2]),
+                             map(names.__getitem__, flat[1::2]))))
+
+
+# ------------------------------------------------------------ generation
+
+# One architecture's map, built in a fresh interpreter: gguf's TensorNameMap
+# updates its class-level block mappings with an architecture's overrides
+# (ARCTIC), so a map built after another's in the same process can differ
+# from what a process that builds it first (every scan) gets.
+_ONE = """
+import json, sys
+from gguf import constants, tensor_mapping
+by_name = {v: k for k, v in constants.MODEL_ARCH_NAMES.items()}
+out = {}
+for name in sys.argv[1:]:
+    m = tensor_mapping.get_tensor_name_map(by_name[name], 1)
+    out[name] = {k: v[1] for k, v in m.mapping.items()}
+print(json.dumps(out))
+"""
+
+
+def build(arch_names: list[str] | None = None) -> dict[str, dict[str, str]]:
+    """Each architecture's one-layer map as gguf's own function gives it to
+    a process that builds that map first (one child per architecture whose
+    overrides gguf applies to its class, one for all the others)."""
+    from gguf import constants, tensor_mapping  # the generator, never a scan
+
+    names = arch_names if arch_names is not None else sorted(constants.MODEL_ARCH_NAMES.values())
+    overriding = {constants.MODEL_ARCH_NAMES[a]
+                  for a in tensor_mapping.TensorNameMap.arch_block_mappings_cfg}
+    batches = [[n for n in names if n not in overriding]]
+    batches += [[n] for n in names if n in overriding]
+    out: dict[str, dict[str, str]] = {}
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    for batch in filter(None, batches):
+        got = subprocess.run([sys.executable, "-c", _ONE, *batch], capture_output=True,
+                             text=True, check=True, env=env).stdout
+        out.update(json.loads(got))
+    return out
+
+
+def generate() -> str:
+    """The table's JSON text, from the installed gguf."""
+    from importlib.metadata import version
+
+    maps = build()
+    keys = sorted({k for m in maps.values() for k in m})
+    names = sorted({v for m in maps.values() for v in m.values()})
+    ki, ni = {k: i for i, k in enumerate(keys)}, {v: i for i, v in enumerate(names)}
+    archs = {a: [x for k, v in m.items() for x in (ki[k], ni[v])] for a, m in sorted(maps.items())}
+    table = {"gguf": version("gguf"), "sources": installed_sources(), "keys": keys,
+             "names": names, "archs": archs}
+    return json.dumps(table, separators=(",", ":")) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[0]) if argv else TABLE
+    path.write_text(generate(), encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
