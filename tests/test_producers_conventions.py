@@ -183,3 +183,21 @@ def test_probe_reach_is_judged_against_the_value_width() -> None:
     # read as the s8 container itself, 7 of 127 is suspicious
     (w,) = probe(d, (2, 128), [codes(7), scales, b"", b""])
     assert "never exceed 7 of a range of 127" in w
+
+
+@pytest.mark.parametrize("sub", ["modelopt/nvfp4", "modelopt/fp8"])
+def test_modelopt_activation_scale_is_part_of_its_module(sub: str) -> None:
+    """ModelOpt writes each quantised linear as weight, weight_scale,
+    (weight_scale_2,) and input_scale (MANIFEST.md); the 7 BF16 tensors
+    of the tiny model (norms, embeddings) are its only unquantised ones, in
+    NVFP4 as in FP8: input_scale, the activations' scale, belongs to the
+    module, never to the unquantised count."""
+    import safetensors
+
+    (a,) = [a for a in _scan(sub).artifacts if a.format.value == "safetensors"]
+    with safetensors.safe_open(str(P / sub / "model.safetensors"), "np") as f:
+        dtypes = {n: f.get_slice(n).get_dtype() for n in f.keys()}
+    modules = {n.removesuffix(".input_scale") for n in dtypes if n.endswith(".input_scale")}
+    rest = [dt for n, dt in dtypes.items() if n.rpartition(".")[0] not in modules]
+    assert len(modules) == len(a.quantized) == 14
+    assert rest == ["BF16"] * 7 and a.unquantized == {"BF16": 7}

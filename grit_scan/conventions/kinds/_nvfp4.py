@@ -5,13 +5,15 @@ global scale (a multiplier in ModelOpt, a divisor in compressed-tensors)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from ...artifact import IssueCode
 from ...codec.grade import GRADE_NVF4
 from ..base import Ctx, new_q, not_representable, same
 
 
-def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who: str) -> None:
+def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who: str,
+                acts: Sequence[str] = ()) -> None:
     """NVFP4 (compressed-tensors nvfp4-pack-quantized, ModelOpt): E2M1 pairs
     with the even column in the low nibble, one E4M3 scale per 16, and a
     per-tensor F32 global scale.
@@ -22,7 +24,12 @@ def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who
     (decode ``x * (weight_scale / weight_global_scale)``, forward.py
     ``_dequantize``); §8.1 only multiplies scale levels, and 1/global is in
     no plane, so those bytes get no grade (never the registered one, which
-    would decode them weight_global_scale² times too large)."""
+    would decode them weight_global_scale² times too large).
+
+    ``acts``: the module's activation scales (ModelOpt ``input_scale``,
+    compressed-tensors ``input_global_scale``), parts of the quantised
+    module, as FP8's ``input_scale`` is (never counted as unquantised
+    tensors of their own)."""
     d = ctx.tensors[data]
     if len(d.shape) != 2:
         ctx.art.issue(IssueCode.SIZE, f"{data}: NVFP4 data is [out, in/2]; got "
@@ -37,7 +44,7 @@ def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who
                  "1/weight_global_scale is in no plane, so these bytes have no exact GRIT v1 "
                  "descriptor (read as GRADE_NVF4 they would decode weight_global_scale² times "
                  "too large; ModelOpt's weight_scale_2 is the multiplier NVF4 means)",
-                 [data, scale, glob], would_be=str(GRADE_NVF4),
+                 [data, scale, glob, *acts], would_be=str(GRADE_NVF4),
                  actual_group_size=_group(shape, ctx.tensors[scale].shape))
         q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob), None]
         return
@@ -48,7 +55,7 @@ def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who
     if glob is None:
         q.notes += ("the per-tensor global scale tensor is missing: decode would use a "
                        "wrong scale (transformers#48372)",)
-    ctx.add(q, data, scale, glob or "")
+    ctx.add(q, data, scale, glob or "", *acts)
 
 
 

@@ -36,4 +36,5 @@ class CtNvfp4(Convention):
     @classmethod
     def infer(cls, ctx: Ctx, mod: str, parts: Parts) -> None:
         infer_nvfp4(ctx, mod, parts[".weight_packed"], parts[".weight_scale"],
-                    parts.get(".weight_global_scale"), "compressed-tensors")
+                    parts.get(".weight_global_scale"), "compressed-tensors",
+                    [parts[s] for s in (".input_global_scale", ".input_scale") if s in parts])

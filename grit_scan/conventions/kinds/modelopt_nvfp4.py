@@ -29,4 +29,5 @@ class ModeloptNvfp4(Convention):
     @classmethod
     def infer(cls, ctx: Ctx, mod: str, parts: Parts) -> None:
         infer_nvfp4(ctx, mod, parts.get(".weight") or "", parts.get(".weight_scale") or "",
-                    parts.get(".weight_scale_2"), "modelopt")
+                    parts.get(".weight_scale_2"), "modelopt",
+                    [parts[s] for s in (".input_scale",) if s in parts])
