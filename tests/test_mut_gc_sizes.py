@@ -1,0 +1,202 @@
+"""grit_check's findings on the paths the plain A.4 cases do not take: a
+plane in a placement other than ROW_MAJOR (the size equation then checked
+on the total, with the placements named), a payload cut into its planes, a
+size equation that cannot be evaluated, a class-0x8 word whose expression is
+not supplied, a frame field that disagrees with its grade, and --deep, which
+decodes a tensor only when its sizes hold.
+
+The files are GRIT-annotated safetensors written here with the safetensors
+library.  Expected sizes come from tests/ref_ids.py's exact-arithmetic §7.3
+step 4 equations on the spec's A.4 descriptor bytes, placement words from
+RECONSTRUCTION §7's table and its class-0x8 hash, digests from ref_ids'
+§6.5 FNV-1a; never from grit_scan.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import spec_values as S
+from ref_ids import desc_fields, fnv1a, plane_sizes
+from ref_ids import digest as ref_digest
+from safetensors.numpy import save_file
+
+import grit_scan
+
+W = "model.layers.0.self_attn.k_proj.weight"
+SHAPE = [64, 16]  # the A.4 descriptors group along axis 0
+PLANES = ("data", "scale0", "scale1", "aux")
+MXFP4 = bytes.fromhex(S.A4_HEX["GRADE_MXFP4"])
+# RECONSTRUCTION §7: registered placement words
+ROW_MAJOR, TILE_16X16 = 0x1000000000000001, 0x1000000000000004
+RIGHT = plane_sizes(desc_fields(MXFP4), SHAPE)  # [512, 32, 0, 0]
+KINDS = ("size_mismatch", "grade_unknown", "placement_unknown", "digest_mismatch")
+
+
+def expr_word(text: str) -> int:
+    """RECONSTRUCTION §7: 0x8 << 60 | (FNV1a64(text) & (2^60 - 1))."""
+    return 0x8 << 60 | (fnv1a(text.encode(), 64) & ((1 << 60) - 1))
+
+
+def with_field(raw: bytes, offset: int, fmt: str, value: int) -> bytes:
+    out = bytearray(raw)
+    struct.pack_into(fmt, out, offset, value)
+    return bytes(out)
+
+
+def tiled(raw: bytes = MXFP4) -> bytes:
+    """placement_data (§3.1 bytes 32-39) set to TILE_16X16."""
+    out = with_field(raw, 32, "<Q", TILE_16X16)
+    assert desc_fields(out).placement_data == TILE_16X16
+    assert desc_fields(out).placement_scale == ROW_MAJOR
+    return out
+
+
+def write(path, desc, sizes, shape=SHAPE, payload=False, layouts=None, digest=None):
+    tensors, ent = {}, {"desc": desc.hex(), "shape": shape}
+    if payload:
+        tensors[f"{W}.grit_payload"] = np.zeros(sum(sizes), dtype=np.uint8)
+        ent["payload"] = f"{W}.grit_payload"
+    else:
+        ent["planes"] = {}
+        for plane, n in zip(PLANES, sizes):
+            if n:
+                tensors[f"{W}.grit_{plane}"] = np.zeros(n, dtype=np.uint8)
+                ent["planes"][plane] = f"{W}.grit_{plane}"
+    if digest is not None:
+        ent["digest"] = digest
+    hdr = {"grit": 1, "producer": "test", "tensors": {W: ent}}
+    if layouts:
+        hdr["layouts"] = {f"{k:016x}": v for k, v in layouts.items()}
+    save_file(tensors, str(path), metadata={"__grit__": json.dumps(hdr)})
+    return path
+
+
+def findings(path, deep=False):
+    return [f for f in grit_scan.scan([str(path)], deep=deep, jobs=1).findings
+            if f.kind.value in KINDS]
+
+
+def plain_message(actual: int, cause: str) -> str:
+    return (f"{W}: {actual:,} bytes on disk; the descriptor in its placements "
+            f"(data=TILE_16X16, scale=ROW_MAJOR) requires {sum(RIGHT):,} "
+            f"({' + '.join(str(n) for n in RIGHT)}). Likeliest cause: {cause}.")
+
+
+SHORT = "the file is truncated (truncated shard)"
+MORE = "the bytes hold more than the descriptor describes: a wrong type, group size or shape"
+
+
+def test_a_tiled_plane_short_is_checked_on_the_total_and_names_the_placements(tmp_path):
+    sizes = [RIGHT[0] - 8, RIGHT[1], 0, 0]
+    (f,) = findings(write(tmp_path / "m.safetensors", tiled(), sizes))
+    assert (f.kind.value, f.tensor) == ("size_mismatch", W)
+    assert f.message == plain_message(sum(sizes), SHORT)
+    assert f.detail == {"expected": sum(RIGHT), "actual": sum(sizes), "planes": RIGHT,
+                        "likeliest_cause": SHORT, "desc": tiled().hex(),
+                        "source": "grit-header"}
+
+
+def test_tiled_planes_of_the_right_total_but_wrong_split_are_not_called_truncated(tmp_path):
+    # the data plane 8 bytes long, scale0 8 short: the total is right, so
+    # nothing is missing from the file
+    sizes = [RIGHT[0] + 8, RIGHT[1] - 8, 0, 0]
+    assert sum(sizes) == sum(RIGHT)
+    (f,) = findings(write(tmp_path / "m.safetensors", tiled(), sizes))
+    assert f.message == plain_message(sum(RIGHT), MORE)
+    assert f.detail["likeliest_cause"] == MORE
+
+
+def test_a_tiled_payload_of_the_wrong_length_is_checked_on_its_total(tmp_path):
+    sizes = [RIGHT[0], RIGHT[1] // 2, 0, 0]
+    (f,) = findings(write(tmp_path / "m.safetensors", tiled(), sizes, payload=True))
+    assert (f.kind.value, f.tensor) == ("size_mismatch", W)
+    assert f.message == plain_message(sum(sizes), SHORT)
+    assert (f.detail["expected"], f.detail["actual"]) == (sum(RIGHT), sum(sizes))
+
+
+def test_tiled_planes_and_payload_of_the_right_lengths_pass(tmp_path):
+    assert findings(write(tmp_path / "a.safetensors", tiled(), RIGHT)) == []
+    assert findings(write(tmp_path / "b.safetensors", tiled(), RIGHT, payload=True)) == []
+
+
+def test_a_short_payload_is_cut_into_its_planes_in_order(tmp_path):
+    # §3.6: data ‖ scale0 ‖ scale1 ‖ aux; 16 bytes short, so the data plane
+    # is whole and scale0 holds half its bytes: one e8m0 scale per 64 elements
+    sizes = [RIGHT[0], RIGHT[1] // 2, 0, 0]
+    (f,) = findings(write(tmp_path / "m.safetensors", MXFP4, sizes, payload=True))
+    numel = SHAPE[0] * SHAPE[1]
+    cause = f"the checkpoint was quantised at group_size={numel // (RIGHT[1] // 2)}, not 32"
+    assert f.message == (
+        f"{W}: payload is {sum(sizes):,} bytes; the descriptor requires {sum(RIGHT):,}. "
+        f"scale0 plane is {RIGHT[1] // 2} bytes; descriptor requires {RIGHT[1]}. "
+        f"Likeliest cause: {cause}.")
+    assert f.detail["likeliest_cause"] == cause
+    assert (f.detail["plane"], f.detail["expected"], f.detail["actual"]) == (
+        1, RIGHT[1], RIGHT[1] // 2)
+
+
+def test_a_group_axis_k0_does_not_divide_is_a_descriptor_finding(tmp_path):
+    shape = [60, 16]  # §3.7: shape[group_axis] must be a multiple of k0 = 32
+    fields = desc_fields(MXFP4)
+    assert (fields.group_axis, fields.k0) == (0, 32) and shape[0] % 32
+    (f,) = findings(write(tmp_path / "m.safetensors", MXFP4, [480, 30, 0, 0], shape=shape))
+    assert (f.kind.value, f.tensor) == ("size_mismatch", W)
+    assert f.message == (f"{W}: SizeMismatch (step 4): shape[0] = 60 is not a multiple of "
+                         "k0 = 32 (§3.7)")
+    assert (f.detail["status"], f.detail["step"]) == ("SizeMismatch", 4)
+    assert (f.detail["expected"], f.detail["actual"]) == ("multiple of 32", 60)
+
+
+def test_a_class_8_word_without_its_expression_is_placement_unknown(tmp_path):
+    word = expr_word("Pad(64)")
+    raw = with_field(MXFP4, 32, "<Q", word)
+    (f,) = findings(write(tmp_path / "m.safetensors", raw, RIGHT))
+    assert (f.kind.value, f.tensor) == ("placement_unknown", W)
+    assert f.message == (f"{W}: data placement {word:#018x} is a layout expression hash whose "
+                         "expression was not supplied; refusing to guess (§5.3)")
+    assert f.detail == {"step": 3, "desc": raw.hex()}
+
+
+def test_a_supplied_expression_pads_the_plane_it_places(tmp_path):
+    # Pad(64) on the scale plane: 32 bytes stored as 64 (docs/layouts.md)
+    word = expr_word("Pad(64)")
+    raw = with_field(MXFP4, 40, "<Q", word)
+    assert desc_fields(raw).placement_scale == word
+    lay = {word: "Pad(64)"}
+    padded = [RIGHT[0], 64, 0, 0]
+    assert findings(write(tmp_path / "a.safetensors", raw, padded, layouts=lay)) == []
+    (f,) = findings(write(tmp_path / "b.safetensors", raw, RIGHT, layouts=lay))
+    assert f.message == (f"{W}: {sum(RIGHT):,} bytes on disk; the descriptor in its placements "
+                         f"(data=ROW_MAJOR, scale=EXPR Pad(64)) requires {sum(padded):,} "
+                         f"({' + '.join(str(n) for n in padded)}). Likeliest cause: {SHORT}.")
+
+
+def test_a_frame_field_against_its_grade_carries_its_likeliest_cause(tmp_path):
+    raw = with_field(MXFP4, 18, "<H", 64)  # k0 (§3.1 bytes 18-19); GRADE_MXFP4 says 32
+    assert desc_fields(raw).k0 == 64
+    sizes = plane_sizes(desc_fields(raw), SHAPE)
+    (f,) = findings(write(tmp_path / "m.safetensors", raw, sizes))
+    assert (f.kind.value, f.tensor) == ("grade_unknown", W)
+    assert f.message == (f"{W}: GradeUnknown (step 2): frame field k0 is 64 but grade "
+                         "GRADE_MXFP4 implies 32")
+    assert (f.detail["step"], f.detail["clause"]) == (2, "frame.k0")
+    assert f.detail["likeliest_cause"] == ("the tensor was quantised at group size 64 but the "
+                                           "grade says 32 (or the other way round)")
+
+
+def _zero_planes_digest() -> str:
+    # the planes are zeros, so any placement stores the same bytes
+    return f"{ref_digest([bytes(RIGHT[0]), bytes(RIGHT[1]), b'', b'']):032x}"
+
+
+def test_deep_checks_the_digest_of_a_tiled_tensor_whose_sizes_hold(tmp_path):
+    wrong = "00" * 16
+    assert wrong != _zero_planes_digest()
+    for payload in (False, True):
+        got = findings(write(tmp_path / f"m{payload}.safetensors", tiled(), RIGHT,
+                             payload=payload, digest=wrong), deep=True)
+        assert [(f.kind.value, f.tensor) for f in got] == [("digest_mismatch", W)], payload
+        assert got[0].detail == {"expected": wrong, "actual": _zero_planes_digest()}
