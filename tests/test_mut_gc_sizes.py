@@ -200,3 +200,81 @@ def test_deep_checks_the_digest_of_a_tiled_tensor_whose_sizes_hold(tmp_path):
                              payload=payload, digest=wrong), deep=True)
         assert [(f.kind.value, f.tensor) for f in got] == [("digest_mismatch", W)], payload
         assert got[0].detail == {"expected": wrong, "actual": _zero_planes_digest()}
+
+
+# ------------------------------------------------- GGUF tensors that overlap
+
+OVERLAP = "the next tensor starts inside this tensor's bytes: the file's tensor offsets overlap"
+GA, GB = "blk.0.attn_k.weight", "blk.0.attn_q.weight"
+
+
+def _gguf(path, add):
+    """A GGUF written by gguf-py; ``add(writer)`` adds keys and tensors."""
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), arch="llama")
+    add(w)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def _move_tensor(path, name: str, offset: int) -> None:
+    """Set ``name``'s data offset in the GGUF tensor table (name as u64
+    length + bytes, n_dims u32, dims u64 each, type u32, offset u64)."""
+    raw = bytearray(path.read_bytes())
+    key = struct.pack("<Q", len(name)) + name.encode()
+    at = raw.rfind(key) + len(key)
+    (n_dims,) = struct.unpack_from("<I", raw, at)
+    struct.pack_into("<Q", raw, at + 4 + 8 * n_dims + 4, offset)
+    path.write_bytes(bytes(raw))
+
+
+def test_a_grit_native_gguf_tensor_the_next_one_starts_inside_is_not_called_truncated(tmp_path):
+    import gguf
+
+    def add(w):
+        w.add_uint32("grit.version", 1)
+        for n in (GA, GB):
+            w.add_string(f"grit.desc.{n}", MXFP4.hex())
+            w.add_key_value(f"grit.shape.{n}", SHAPE, gguf.GGUFValueType.ARRAY,
+                            sub_type=gguf.GGUFValueType.INT64)
+            w.add_tensor(n, np.zeros(sum(RIGHT), dtype=np.int8),
+                         raw_dtype=gguf.GGMLQuantizationType.I8)
+
+    path = _gguf(tmp_path / "m.gguf", add)
+    assert findings(path) == []
+    # 544 bytes each, 32-byte aligned: GB moved from 544 back to 512 leaves
+    # GA 512 bytes of its own, its whole data plane and none of scale0
+    _move_tensor(path, GB, RIGHT[0])
+    got = [f for f in findings(path) if f.tensor == GA and "payload" in f.message]
+    assert [f.message for f in got] == [
+        f"{GA}: payload is {RIGHT[0]:,} bytes; the descriptor requires {sum(RIGHT):,}. "
+        f"scale0 plane is 0 bytes; descriptor requires {RIGHT[1]}. Likeliest cause: {OVERLAP}."]
+    assert got[0].detail["likeliest_cause"] == OVERLAP
+
+
+def test_a_ggml_block_tensor_the_next_one_starts_inside_is_not_called_truncated(tmp_path):
+    import gguf
+
+    block, size = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q8_0]  # 32 values, 34 bytes
+    rows = 4  # four blocks: 136 bytes, the next tensor 32-byte aligned at 160
+
+    def add(w):
+        for n in (GA, GB):
+            w.add_tensor(n, np.zeros((rows, size), dtype=np.uint8),
+                         raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+
+    path = _gguf(tmp_path / "m.gguf", add)
+    assert findings(path) == []
+    _move_tensor(path, GB, 128)
+    got = [f for f in findings(path) if f.tensor == GA and "on disk" in f.message]
+    # Q8_0 as GRIT: s8 codes (one byte a value) ‖ one binary16 scale a block
+    planes = [rows * block, rows * 2, 0, 0]
+    assert sum(planes) == rows * size
+    assert [f.message for f in got] == [
+        f"{GA} (ggml:Q8_0): 128 bytes on disk; the descriptor in its placements "
+        f"(data=BLOCK_AOS, scale=BLOCK_AOS) requires {rows * size} "
+        f"({' + '.join(map(str, planes))}). Likeliest cause: {OVERLAP}."]
