@@ -254,6 +254,12 @@ def test_a_grit_native_gguf_tensor_the_next_one_starts_inside_is_not_called_trun
         f"{GA}: payload is {RIGHT[0]:,} bytes; the descriptor requires {sum(RIGHT):,}. "
         f"scale0 plane is 0 bytes; descriptor requires {RIGHT[1]}. Likeliest cause: {OVERLAP}."]
     assert got[0].detail["likeliest_cause"] == OVERLAP
+    # the file cut inside GB too: GB is the truncated file's, GA still overlaps
+    path.write_bytes(path.read_bytes()[:-200])
+    got = findings(path)
+    assert [f.detail["tensors"] for f in got if f.tensor is None] == [[GB]]
+    assert [f.detail["likeliest_cause"] for f in got if f.tensor == GA and
+            "payload" in f.message] == [OVERLAP]
 
 
 def test_a_ggml_block_tensor_the_next_one_starts_inside_is_not_called_truncated(tmp_path):
