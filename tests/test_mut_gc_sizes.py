@@ -284,3 +284,35 @@ def test_a_ggml_block_tensor_the_next_one_starts_inside_is_not_called_truncated(
         f"{GA} (ggml:Q8_0): 128 bytes on disk; the descriptor in its placements "
         f"(data=BLOCK_AOS, scale=BLOCK_AOS) requires {rows * size} "
         f"({' + '.join(map(str, planes))}). Likeliest cause: {OVERLAP}."]
+
+
+def test_a_module_whose_scale_sits_in_a_cut_shard_names_a_short_plane(tmp_path):
+    """A module straddling two shards (weight in the first, its per-row
+    scale in the second), the second cut right after its header: the
+    second shard is the truncated file; the first's module has a scale
+    plane of 0 bytes of the 4 rows × 4 F32 bytes its descriptor requires."""
+    from grit_scan.writers import Raw, write_safetensors
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    one = tmp_path / "model-00001-of-00002.safetensors"
+    two = tmp_path / "model-00002-of-00002.safetensors"
+    m0, m1 = "model.layers.0.mlp.down_proj", "model.layers.1.mlp.down_proj"
+    first = {m0 + ".weight": Raw("F8_E4M3", [4, 32], bytes(128)),
+             m1 + ".weight": Raw("F8_E4M3", [4, 32], bytes(128)),
+             m1 + ".weight_scale": Raw("F32", [4, 1], bytes(16))}
+    second = {m0 + ".weight_scale": Raw("F32", [4, 1], bytes(16))}
+    write_safetensors(one, first)
+    write_safetensors(two, second)
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({
+        "metadata": {}, "weight_map": {n: p.name for p, part in ((one, first), (two, second))
+                                       for n in part}}))
+    raw = two.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    two.write_bytes(raw[:8 + n])  # the header whole, no data
+    got = {(f.path.rsplit("/", 1)[-1], f.tensor): f for f in findings(tmp_path)}
+    assert got[two.name, None].detail["tensors"] == [m0 + ".weight_scale"]
+    f = got[one.name, m0 + ".weight"]
+    assert (f.detail["plane"], f.detail["expected"], f.detail["actual"]) == (1, 16, 0)
+    assert f.detail["likeliest_cause"] == ("the plane is short by 16 bytes: a truncated "
+                                           "shard, a short read or a mis-served range")
+    assert set(got) == {(two.name, None), (one.name, m0 + ".weight")}
