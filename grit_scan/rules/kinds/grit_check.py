@@ -278,15 +278,15 @@ def _detail(res: CheckResult, q: QTensor) -> dict[str, Any]:
 
 def _short_cause(art: Artifact, short: list[str | None]) -> str | None:
     """Why the stored tensors ``short`` hold fewer bytes than their header
-    entries declare: the file ends inside one (truncated), or the next
-    tensor starts inside it (overlapping offsets, a GGUF's tensor table);
-    None when none is short."""
+    entries declare, None when none does: the next tensor starts inside one
+    (its reader said the offsets overlap: a GGUF's tensor table), else the
+    file ends inside it (truncated)."""
     if not short:
         return None
-    if any(i.code == IssueCode.TRUNCATED and i.tensor in short for i in art.issues):
-        return "the file is truncated: this tensor's bytes run past its end (truncated shard)"
-    return ("the next tensor starts inside this tensor's bytes: the file's tensor offsets "
-            "overlap")
+    if any(i.code == IssueCode.BAD_OFFSETS and i.tensor in short for i in art.issues):
+        return ("the next tensor starts inside this tensor's bytes: the file's tensor offsets "
+                "overlap")
+    return "the file is truncated: this tensor's bytes run past its end (truncated shard)"
 
 
 def _size_finding(art: Artifact, q: QTensor, res: CheckResult, short: str | None,
