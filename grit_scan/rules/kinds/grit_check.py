@@ -35,9 +35,9 @@ SIZE_MISMATCH = Rule(
     summary='a §7.3 size equation fails against the bytes on disk',
     doc="""\
 **Structural.** A §7.3 size equation fails against the bytes on disk: a plane
-is larger or smaller than the descriptor allows. The message gives the equation
-and its likeliest cause: a different group size (a scale plane half or twice its
-size), a truncated shard, overlapping tensors, dense/sparse or container confusion.
+is larger or smaller than the descriptor allows. The message gives the
+equation and the likeliest cause — a different group size (a scale plane half
+or twice its size), a truncated shard, dense/sparse or container confusion.
 Also reported for safetensors headers whose own byte accounting is wrong
 (shape × dtype ≠ bytes, gaps, overlaps, trailing bytes) and for GGUF tensors
 that overlap. A truncated file (tensors running past its end) is one finding
