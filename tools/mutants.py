@@ -89,7 +89,8 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ["grit_scan/rules/kinds/grit_check.py"],
         ["tests/test_grit_check_kind.py", "tests/test_rules_kins.py", "tests/test_registry.py",
          "tests/test_qlist.py", "tests/test_producers_bnb4.py", "tests/test_models_schemes.py",
-         "tests/test_manifest_read.py", "tests/test_scan_scenarios.py"],
+         "tests/test_manifest_read.py", "tests/test_scan_scenarios.py",
+         "tests/test_mut_gc_sizes.py"],
     ),
     "grade": (
         ["grit_scan/codec/grade.py"],

@@ -243,17 +243,18 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
         actual = plane_bytes(q.planes)
         if actual == sizes:
             return []  # the usual case: nothing else is computed (issue 15)
-        declared_short = any(p is not None and p.length < declared_bytes.get(p.tensor or "", 0)
-                             for p in q.planes)
+        short = _short_cause(art, [p.tensor for p in q.planes if p is not None and p.length <
+                                   declared_bytes.get(p.tensor or "", 0)])
         if is_canonical(d):
             res = grit_check(d, shape, actual, 1, grades=_grades(q.grade))
-            return _size_finding(art, q, res, declared_short)
-        return [_plain_size(art, q, sum(actual), sum(sizes), sizes, declared_short)]
+            return _size_finding(art, q, res, short)
+        return [_plain_size(art, q, sum(actual), sum(sizes), sizes, short)]
     if q.payload is not None:
         total = q.payload.length
-        short = total < declared_bytes.get(q.payload.tensor or "", 0)
         if total == sum(sizes):
             return []
+        short = _short_cause(art, [q.payload.tensor] if total < declared_bytes.get(
+            q.payload.tensor or "", 0) else [])
         if is_canonical(d) and not aos:
             parts = split_payload(memoryview(bytes(total)), sizes)
             res = grit_check(d, shape, [len(p) for p in parts], 1, grades=_grades(q.grade))
@@ -275,7 +276,20 @@ def _detail(res: CheckResult, q: QTensor) -> dict[str, Any]:
     return out
 
 
-def _size_finding(art: Artifact, q: QTensor, res: CheckResult, truncated: bool,
+def _short_cause(art: Artifact, short: list[str | None]) -> str | None:
+    """Why the stored tensors ``short`` hold fewer bytes than their header
+    entries declare, None when none does: the next tensor starts inside one
+    (its reader said the offsets overlap: a GGUF's tensor table), else the
+    file ends inside it (truncated)."""
+    if not short:
+        return None
+    if any(i.code == IssueCode.BAD_OFFSETS and i.tensor in short for i in art.issues):
+        return ("the next tensor starts inside this tensor's bytes: the file's tensor offsets "
+                "overlap")
+    return "the file is truncated: this tensor's bytes run past its end (truncated shard)"
+
+
+def _size_finding(art: Artifact, q: QTensor, res: CheckResult, short: str | None,
                   payload: tuple[int, int] | None = None) -> list[Finding]:
     if res.ok:
         return []
@@ -283,9 +297,7 @@ def _size_finding(art: Artifact, q: QTensor, res: CheckResult, truncated: bool,
     assert det is not None
     lines = det.message.split("\n")
     msg = f"{_where(q)}: {lines[0]}"
-    cause = det.cause
-    if truncated:
-        cause = "the file is truncated: this tensor's bytes run past its end (truncated shard)"
+    cause = short or det.cause
     if payload is not None:
         msg = (f"{_where(q)}: payload is {payload[0]:,} bytes; the descriptor requires "
                f"{payload[1]:,}. {lines[0]}")
@@ -302,7 +314,7 @@ def _size_finding(art: Artifact, q: QTensor, res: CheckResult, truncated: bool,
 
 
 def _plain_size(art: Artifact, q: QTensor, actual: int, expected: int, sizes: list[int],
-                truncated: bool) -> Finding:
+                short: str | None) -> Finding:
     from ...codec.placement import placement_name
 
     d = q.desc
@@ -311,9 +323,9 @@ def _plain_size(art: Artifact, q: QTensor, actual: int, expected: int, sizes: li
         ("data", d.placement_data), ("scale", d.placement_scale)))
     msg = (f"{_where(q)}: {actual:,} bytes on disk; the descriptor in its placements "
            f"({places}) requires {expected:,} ({' + '.join(f'{s:,}' for s in sizes)})")
-    cause = ("the file is truncated (truncated shard)" if truncated or actual < expected
-             else "the bytes hold more than the descriptor describes: a wrong type, group "
-                  "size or shape")
+    cause = short or ("the file is truncated (truncated shard)" if actual < expected
+                      else "the bytes hold more than the descriptor describes: a wrong type, "
+                           "group size or shape")
     return SIZE_MISMATCH.finding(
         art.path, msg + f". Likeliest cause: {cause}.", q.name,
         {"expected": expected, "actual": actual, "planes": sizes, "likeliest_cause": cause,
