@@ -592,7 +592,7 @@ def bench_startup(tmp: str, quick: bool, repeat: int) -> None:
                              ("scan TINY", [GRIT, "scan", tiny], 10),
                              ("scan --json TINY", [GRIT, "scan", "--json", tiny], 10),
                              # a quantised model with its config.json: roles are mapped
-                             # (gguf's name map, shipped as parsers/gguf_names.json)
+                             # (gguf's name map, shipped as parsers/gguf_tables.json)
                              ("scan SAMPLE", [GRIT, "scan", SAMPLE], 6)):
         base, ours = timed_pair([PY, "-c", "pass"], cmd, n)
         r = ours / base

@@ -150,7 +150,7 @@ def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
     """gguf's tensor-name map serves the roles of quantised tensors only: a
     float model whose config.json names an architecture never loads it; a
     quantised one maps its roles through the map gguf gives, read from the
-    shipped table (parsers/gguf_names.json) without importing gguf."""
+    shipped table (parsers/gguf_tables.json) without importing gguf."""
     import json
 
     (tmp_path / "config.json").write_text(json.dumps(
@@ -169,14 +169,14 @@ def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
         m + ".weight_scale_2": Raw("F32", [1], bytes(4))})
     code, out, err, mods = imported(["scan", "--json", "."], tmp_path)
     assert '"role": "blk.0.ffn_down.weight"' in out, err
-    # gguf's map from the shipped table (tests/test_gguf_names.py holds it to
+    # gguf's map from the shipped table (tests/test_gguf_tables.py holds it to
     # gguf's own function): gguf is not imported; another gguf than the
     # table's (the lowest pin) is asked itself
-    from grit_scan.parsers import gguf_names
+    from grit_scan.parsers import gguf_tables
 
-    assert "grit_scan.parsers.gguf_names" in mods
-    shipped = json.loads(gguf_names.TABLE.read_text())["sources"]
-    if shipped == gguf_names.installed_sources():
+    assert "grit_scan.parsers.gguf_tables" in mods
+    shipped = json.loads(gguf_tables.TABLE.read_text())["sources"]
+    if shipped == gguf_tables.installed_sources():
         assert "gguf" not in {m.split(".")[0] for m in mods}
     else:
         assert "gguf.tensor_mapping" in mods

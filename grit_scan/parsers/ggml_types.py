@@ -11,21 +11,31 @@ from __future__ import annotations
 
 import functools
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from types import MappingProxyType
 
 from ..codec import descriptor as desc_mod
 from ..codec.grade import GRADE_MXFP4, GRADE_Q4KS, Grade, parse_grade
 from ..codec.placement import BLOCK_AOS, UNSPECIFIED, expression_word, layout_word
+from . import gguf_tables
 from .gguf_constants import constants
 
-if TYPE_CHECKING:
-    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
-else:  # gguf's type table (gguf.constants, imported when a GGUF is first read)
-    GGML_QUANT_SIZES = constants().GGML_QUANT_SIZES
-    GGMLQuantizationType = constants().GGMLQuantizationType
 
-T = GGMLQuantizationType
+def _types() -> dict[int, tuple[str, tuple[int, int] | None]]:
+    """gguf's type table: each ``GGMLQuantizationType`` code, its name and
+    its (elements, bytes) per block (``GGML_QUANT_SIZES``; None where gguf
+    has none), from the shipped copy when it was made from the installed
+    gguf (gguf_tables.py: no ``import gguf``), else from gguf itself."""
+    shipped = gguf_tables.ggml_types()
+    if shipped is not None:
+        return shipped
+    c = constants()
+    return {t.value: (t.name, c.GGML_QUANT_SIZES.get(t)) for t in c.GGMLQuantizationType}
+
+
+TYPES: Mapping[int, tuple[str, tuple[int, int] | None]] = MappingProxyType(_types())
+CODE: Mapping[str, int] = MappingProxyType({name: code for code, (name, _) in TYPES.items()})
 
 # Layout expressions for ggml block structs (docs/layouts.md, §5.3): ggml
 # stores each block as its scales then its quants (BlockAos), MXFP4 and Q4_K
@@ -78,11 +88,11 @@ def _mappings() -> dict[int, GgmlMapping]:
     q4_data, q4_l = _expr(GGML_Q4K_DATA)
     q4_scale, q4_sl = _expr(GGML_Q4K_SCALE)
     return {
-        T.MXFP4.value: GgmlMapping(T.MXFP4.value, "MXFP4", GRADE_MXFP4, mx_data, BLOCK_AOS,
+        CODE["MXFP4"]: GgmlMapping(CODE["MXFP4"], "MXFP4", GRADE_MXFP4, mx_data, BLOCK_AOS,
                                    UNSPECIFIED, mx_l),
-        T.Q8_0.value: GgmlMapping(T.Q8_0.value, "Q8_0", GRADE_GGML_Q8_0, BLOCK_AOS, BLOCK_AOS,
+        CODE["Q8_0"]: GgmlMapping(CODE["Q8_0"], "Q8_0", GRADE_GGML_Q8_0, BLOCK_AOS, BLOCK_AOS,
                                   UNSPECIFIED, {}),
-        T.Q4_K.value: GgmlMapping(T.Q4_K.value, "Q4_K", GRADE_Q4KS, q4_data, q4_scale, q4_scale,
+        CODE["Q4_K"]: GgmlMapping(CODE["Q4_K"], "Q4_K", GRADE_Q4KS, q4_data, q4_scale, q4_scale,
                                   {**q4_l, **q4_sl}),
     }
 
@@ -121,19 +131,19 @@ NOT_REPRESENTABLE: dict[str, str] = {
 def type_name(code: int) -> str:
     # memoised (as block_size): an enum lookup per tensor was a visible part of
     # reading a 100k-tensor GGUF (issue 15)
-    try:
-        return T(code).name
-    except ValueError:
-        return {41: "Q1_0", 42: "Q2_0"}.get(code, f"type {code}")
+    got = TYPES.get(code)
+    if got is not None:
+        return got[0]
+    return {41: "Q1_0", 42: "Q2_0"}.get(code, f"type {code}")
 
 
 @functools.lru_cache(maxsize=1024)
 def block_size(code: int) -> tuple[int, int] | None:
     """(elements, bytes) per block, or None for an unknown/removed type."""
-    try:
-        return GGML_QUANT_SIZES[T(code)]
-    except (ValueError, KeyError):
-        return {41: (128, 18), 42: (64, 18)}.get(code)
+    got = TYPES.get(code)
+    if got is not None and got[1] is not None:
+        return got[1]
+    return {41: (128, 18), 42: (64, 18)}.get(code)
 
 
 @functools.lru_cache(maxsize=1)

@@ -17,6 +17,7 @@ import functools
 import struct
 from dataclasses import dataclass, field
 from itertools import chain, islice, repeat
+from math import prod
 from operator import add, eq, floordiv, itemgetter, mul, neg
 from typing import Any
 
@@ -372,18 +373,26 @@ _TYPE_OFFSET = struct.Struct("<IQ").unpack_from
 _BLOCK = struct.Struct("<II").unpack_from
 
 
+# per rank, its extents
+_DIMS = tuple(struct.Struct(f"<{k}Q").unpack_from for k in range(9))
+
+
 def _tensor_infos_py(data: bytes, pos: int, count: int, alignment: int, rank_limit: int,
                      max_name: int, blocks: bytes, seen: set[str], memo: dict[object, Any],
                      names: list[str], shapes: list[tuple[int, ...]], types: list[int],
                      offsets: list[int], nbytes: list[int]) -> tuple[int, int]:
     """Up to ``count`` entries that ``data`` holds whole and that raise no
     question, appended to the columns; it stops before the first entry
-    _info must read (too long a name, a bad rank, extent, type or offset,
-    an undecodable or repeated name).  tests/test_gguf_infos.py holds the
-    two walks to each other."""
+    _info must read (too long a name, a bad rank, extent, type or offset, an
+    empty or overflowing extent, an undecodable or repeated name).
+    tests/test_gguf_infos.py holds the two walks to each other."""
     n = len(data)
     n_types = len(blocks) // 8
+    rank_limit = min(rank_limit, len(_DIMS) - 1)
     done = 0
+    add_seen, setdefault = seen.add, memo.setdefault
+    add_name, add_shape, add_type = names.append, shapes.append, types.append
+    add_offset, add_nbytes = offsets.append, nbytes.append
     while done < count:
         q = pos
         if n - q < 8:
@@ -396,42 +405,39 @@ def _tensor_infos_py(data: bytes, pos: int, count: int, alignment: int, rank_lim
         q += length
         (nd,) = _RANK(data, q)
         q += 4
-        if not 1 <= nd <= rank_limit or (n - q) // 8 < nd or n - q - 8 * nd < 12:
+        if not 1 <= nd <= rank_limit or n - q < 8 * nd + 12:
             break
-        ne = struct.unpack_from(f"<{nd}Q", data, q)
-        numel = 1
-        for d in ne:
-            numel *= d
-            if d > I64_MAX or numel > I64_MAX:
-                break
-        else:
-            q += 8 * nd
-            t, off = _TYPE_OFFSET(data, q)
-            if t >= n_types:
-                break
-            bs0, bs1 = _BLOCK(blocks, 8 * t)
-            if bs0 == 0 or ne[0] % bs0 or off % alignment:
-                break
-            size = numel // bs0 * bs1
-            if size >> 64:
-                break
-            try:
-                name = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                break
-            if name in seen:
-                break
-            seen.add(name)
-            shape = ne[::-1]
-            names.append(name)
-            shapes.append(memo.setdefault(shape, shape))
-            types.append(t)
-            offsets.append(off)
-            nbytes.append(memo.setdefault(size, size))
-            pos = q + 12
-            done += 1
-            continue
-        break
+        ne = _DIMS[nd](data, q)
+        numel = prod(ne)
+        # every extent at least 1: the product bounds each prefix's and each
+        # extent (an empty extent goes to _info, which checks prefixes)
+        if numel == 0 or numel > I64_MAX:
+            break
+        q += 8 * nd
+        t, off = _TYPE_OFFSET(data, q)
+        if t >= n_types:
+            break
+        bs0, bs1 = _BLOCK(blocks, 8 * t)
+        if bs0 == 0 or ne[0] % bs0 or off % alignment:
+            break
+        size = numel // bs0 * bs1
+        if size >> 64:
+            break
+        try:
+            name = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            break
+        if name in seen:
+            break
+        add_seen(name)
+        shape = ne[::-1]
+        add_name(name)
+        add_shape(setdefault(shape, shape))
+        add_type(t)
+        add_offset(off)
+        add_nbytes(setdefault(size, size))
+        pos = q + 12
+        done += 1
     return pos, done
 
 

@@ -31,7 +31,7 @@ from ..artifact import (
 )
 from ..codec.errors import GritError
 from ..names import Declared
-from . import budgets, safetensors_reader
+from . import budgets, gguf_tables, safetensors_reader
 from .fileio import SafeFile
 from .interface import ByteSource, ReadContext, Reader, default_role, read_checked
 from .npz_reader import NpzReader
@@ -325,13 +325,23 @@ def _gguf_metadata(h: GgufHeader) -> dict[str, Any]:
             md[key] = v
     ft = md.get("general.file_type")
     if isinstance(ft, int):
-        try:
-            from .gguf_constants import constants
-
-            md["file_type_name"] = constants().LlamaFileType(ft).name.removeprefix("MOSTLY_")
-        except ValueError:
-            md["file_type_name"] = f"file type {ft}"
+        md["file_type_name"] = _file_type_name(ft)
     return md
+
+
+def _file_type_name(ft: int) -> str:
+    """gguf's ``LlamaFileType(ft).name`` less ``MOSTLY_`` (the shipped
+    copy when it was made from the installed gguf: gguf_tables.py)."""
+    try:
+        name = gguf_tables.file_type_name(ft)
+    except LookupError:
+        from .gguf_constants import constants
+
+        try:
+            name = constants().LlamaFileType(ft).name
+        except ValueError:
+            name = None
+    return name.removeprefix("MOSTLY_") if name is not None else f"file type {ft}"
 
 
 def _gguf_grit(art: Artifact, h: GgufHeader) -> dict[str, QTensor]:

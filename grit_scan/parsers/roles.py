@@ -21,7 +21,7 @@ from itertools import compress, repeat
 from operator import add, and_, getitem, is_, itemgetter, or_
 from typing import overload
 
-from . import budgets, gguf_names
+from . import budgets, gguf_tables
 
 _NUMBER = r"(?<=\.)\d+(?=\.|$)"  # compiled by _mapper, not at import (start-up, issue 15)
 
@@ -32,11 +32,11 @@ _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qw
 
 @lru_cache(maxsize=32)
 def _name_map(arch_name: str, n_layers: int = budgets.NAME_MAP_LAYERS.value) -> object | None:
-    # gguf's own map, as shipped in gguf_names.json for the installed gguf
+    # gguf's own map, as shipped in gguf_tables.json for the installed gguf
     # (importing gguf costs numpy, yaml and all of gguf: docs/performance.md)
     name = _ALIASES.get(arch_name, arch_name)
     if n_layers == 1:
-        shipped = gguf_names.name_map(name)
+        shipped = gguf_tables.name_map(name)
         if shipped is not None:
             return shipped or None
     # another gguf than the table's: ask it (here, not at the top: only a

@@ -1,25 +1,27 @@
-"""gguf-py's tensor-name maps (Hugging Face name -> GGUF name, one layer) as
-a table shipped with grit-scan, so that mapping a safetensors model's roles
-does not import gguf.
+"""gguf-py's tables that a scan needs, shipped with grit-scan, so that a
+scan imports no gguf: the tensor-name maps roles use (Hugging Face name ->
+GGUF name, one layer), the ggml type table (name, elements and bytes per
+block) and the file-type names.
 
 ``import gguf`` runs the package's ``__init__``: numpy, yaml and every gguf
 module, about a quarter of the instructions of a 25-shard scan and most of a
-small one's (docs/performance.md).  Roles only need
-``gguf.tensor_mapping.get_tensor_name_map(arch, 1).mapping`` for the model's
-architecture, which is data.  ``gguf_names.json`` holds it for every
-architecture of the gguf release it was generated from, with a CRC-32 of
-that release's ``constants.py`` and ``tensor_mapping.py``.
+small one's (docs/performance.md).  What a scan reads of gguf is data:
+``gguf_tables.json`` holds ``tensor_mapping.get_tensor_name_map(arch,
+1).mapping`` for every architecture, ``constants.GGML_QUANT_SIZES`` with
+the names of ``GGMLQuantizationType`` and those of ``LlamaFileType``, from
+the gguf release it was generated from, with a CRC-32 of that release's
+``constants.py`` and ``tensor_mapping.py``.
 
 The table is used only when the installed gguf's two files have those
 checksums (found with ``importlib.util.find_spec``, which does not import
-the package): then it is exactly what gguf's own function returns.  Any
-other gguf installation is asked itself (parsers/roles.py), so roles always
-follow the installed gguf.  ``tests/test_gguf_names.py`` holds the table to
-gguf's function for every architecture.
+the package): then it is exactly what gguf's own objects hold.  Any other
+gguf installation is asked itself (parsers/roles.py, ggml_types.py,
+readers.py), so a scan always follows the installed gguf.
+``tests/test_gguf_tables.py`` holds the table to gguf's objects.
 
 Regenerate after a gguf upgrade::
 
-    python -m grit_scan.parsers.gguf_names
+    python -m grit_scan.parsers.gguf_tables
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ import subprocess
 import sys
 import zlib
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-TABLE = Path(__file__).with_name("gguf_names.json")
+TABLE = Path(__file__).with_name("gguf_tables.json")
 SOURCES = ("constants.py", "tensor_mapping.py")
 
 
@@ -70,16 +74,26 @@ def installed_sources() -> dict[str, int] | None:
     return out
 
 
-def name_map(arch_name: str) -> TableMap | bool | None:
-    """The one-layer name map of the architecture gguf calls ``arch_name``,
-    when the table was made from the installed gguf's sources; False when
-    that gguf has no such architecture; None when the table cannot answer
-    (another gguf, or no table): ask gguf itself."""
+@lru_cache(maxsize=1)
+def current() -> dict[str, Any] | None:
+    """The table, when it was made from the installed gguf's sources; None
+    otherwise (no table, a damaged one, another gguf: ask gguf).  Read once
+    a process: the file ships with the package and never changes."""
     try:
         table = json.loads(TABLE.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(table, dict) or table.get("sources") != installed_sources():
+        return None
+    return table
+
+
+def name_map(arch_name: str) -> TableMap | bool | None:
+    """The one-layer name map of the architecture gguf calls ``arch_name``;
+    False when the installed gguf has no such architecture; None when the
+    table cannot answer (ask gguf itself)."""
+    table = current()
+    if table is None:
         return None
     flat = table["archs"].get(arch_name)
     if flat is None:
@@ -87,6 +101,27 @@ def name_map(arch_name: str) -> TableMap | bool | None:
     keys, names = table["keys"], table["names"]
     return TableMap(dict(zip(map(keys.__getitem__, flat[0::2]),
                              map(names.__getitem__, flat[1::2]))))
+
+
+def ggml_types() -> dict[int, tuple[str, tuple[int, int] | None]] | None:
+    """Each ``GGMLQuantizationType`` code: its name and its (elements, bytes)
+    per block from ``GGML_QUANT_SIZES`` (None where gguf has none); None
+    when the table cannot answer."""
+    table = current()
+    if table is None:
+        return None
+    return {int(code): (name, (elems, size) if elems else None)
+            for code, (name, elems, size) in table["types"].items()}
+
+
+def file_type_name(code: int) -> str | None:
+    """``LlamaFileType(code).name`` (None: no such file type); raises
+    LookupError when the table cannot answer."""
+    table = current()
+    if table is None:
+        raise LookupError("no gguf table for the installed gguf")
+    got = table["file_types"].get(str(code))
+    return got if isinstance(got, str) else None
 
 
 # ------------------------------------------------------------ generation
@@ -136,8 +171,13 @@ def generate() -> str:
     names = sorted({v for m in maps.values() for v in m.values()})
     ki, ni = {k: i for i, k in enumerate(keys)}, {v: i for i, v in enumerate(names)}
     archs = {a: [x for k, v in m.items() for x in (ki[k], ni[v])] for a, m in sorted(maps.items())}
-    table = {"gguf": version("gguf"), "sources": installed_sources(), "keys": keys,
-             "names": names, "archs": archs}
+    from gguf import constants
+
+    types = {str(t.value): [t.name, *constants.GGML_QUANT_SIZES.get(t, (0, 0))]
+             for t in constants.GGMLQuantizationType}
+    file_types = {str(t.value): t.name for t in constants.LlamaFileType}
+    table = {"gguf": version("gguf"), "sources": installed_sources(), "types": types,
+             "file_types": file_types, "keys": keys, "names": names, "archs": archs}
     return json.dumps(table, separators=(",", ":")) + "\n"
 
 
