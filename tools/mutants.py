@@ -756,6 +756,59 @@ def report(results: dict[str, dict[str, Any]], eq: dict[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
+def rekey(rev: str, paths: Sequence[str]) -> int:
+    """Equivalent mutants' ids carry line numbers; when lines move, each id
+    moves to the one line of its file whose text is the text its line had
+    at ``rev`` (its column and operator kept), for the files matching
+    ``paths``: ``rev`` must be a revision at which their ids were right.  An
+    id whose line text is gone or repeated is listed to be checked again by
+    hand."""
+    with open(EQUIVALENT, encoding="utf-8") as f:
+        rows = f.read().split("\n")
+    old_src: dict[str, list[str]] = {}
+    now_src: dict[str, list[str]] = {}
+    out, unplaced, moved = [], [], 0
+    for row in rows:
+        mid, sep, reason = row.partition("  ")
+        parts = mid.split(":")
+        if (row.startswith("#") or not sep or len(parts) < 4 or not parts[1].isdigit()
+                or not any(fnmatch.fnmatch(parts[0], g) for g in paths)):
+            out.append(row)
+            continue
+        path, line = parts[0], int(parts[1])
+        if path not in old_src:
+            got = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT,
+                                 capture_output=True, text=True)
+            old_src[path] = got.stdout.split("\n") if got.returncode == 0 else []
+            with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                now_src[path] = f.read().split("\n")
+        old, now = old_src[path], now_src[path]
+        text = old[line - 1] if 0 < line <= len(old) else None
+        if text is not None and line <= len(now) and now[line - 1] == text:
+            out.append(row)
+            continue
+        hits = [i + 1 for i, t in enumerate(now) if t == text]
+        back = 1
+        while len(hits) > 1 and back <= 3 and line - back >= 1:
+            # a repeated line ("return True"): the lines above it decide
+            ctx = old[line - 1 - back]
+            hits = [h for h in hits if h - back >= 1 and now[h - 1 - back] == ctx]
+            back += 1
+        if text is None or len(hits) != 1:
+            unplaced.append(mid)
+            out.append(row)
+            continue
+        parts[1] = str(hits[0])
+        out.append(":".join(parts) + sep + reason)
+        moved += 1
+    with open(EQUIVALENT, "w", encoding="utf-8") as f:
+        f.write("\n".join(out))
+    print(f"{moved} id(s) moved; {len(unplaced)} to check by hand")
+    for mid in unplaced:
+        print(f"  {mid}")
+    return 1 if unplaced else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--group", action="append", choices=list(GROUPS))
@@ -769,6 +822,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--report-only", action="store_true",
                    help="rewrite the report from OUT/mutants-results.json")
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
+    p.add_argument("--rekey", metavar="REV",
+                   help="move tools/mutants-equivalent.txt's ids to the lines their source "
+                        "line has now (the text at git revision REV, found once in the file "
+                        "now), list the ones it cannot place, and exit")
+    p.add_argument("--rekey-path", action="append", metavar="GLOB",
+                   help="with --rekey: only the ids of these files (the ones whose ids were "
+                        "last right at REV)")
     # internal: one group's run, one mutant's fresh run
     p.add_argument("--run-group", help=argparse.SUPPRESS)
     p.add_argument("--results", help=argparse.SUPPRESS)
@@ -778,6 +838,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.one:
         return _one(a.one, a.tests)
+    if a.rekey:
+        return rekey(a.rekey, a.rekey_path or ["*"])
     os.makedirs(a.out, exist_ok=True)
     if a.run_group:
         only = None
