@@ -104,7 +104,7 @@ def test_2a_layer_count_does_not_size_the_name_map(monkeypatch):
     name's layer number substituted, whatever num_hidden_layers says
     (7c46b23 built it for all of them: 4 GB, 66 s for 100,000; the scan
     case is i16_config_100000_layers)."""
-    from grit_scan.parsers import gguf_constants, roles
+    from grit_scan.parsers import gguf_constants, gguf_tables, roles
 
     sizes: list[int] = []
     # the module roles builds its map with (gguf's tensor_mapping)
@@ -116,6 +116,9 @@ def test_2a_layer_count_does_not_size_the_name_map(monkeypatch):
         return real(arch, min(n_blocks, 4))  # never the 4 GB map, even on the old code
 
     monkeypatch.setattr(mapping, "get_tensor_name_map", spy)
+    # gguf's own map is spied on here; the shipped table (gguf_tables.py) is
+    # gguf's map for one layer (tests/test_gguf_tables.py)
+    monkeypatch.setattr(gguf_tables, "current", lambda: None)
     roles._name_map.cache_clear()
     role = roles.role_function("llama", 100_001)
     # the map is built when the first name is mapped
