@@ -176,6 +176,35 @@ def test_convention_inference_error_is_contained_to_its_model(monkeypatch, capsy
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_convention_error_lands_on_the_first_readable_shard(tmp_path, monkeypatch):
+    """A model whose first shard cannot be read and whose second can: an
+    exception while its conventions are inferred is reported on the shard
+    they were inferred from (the readable one), not on the unreadable one."""
+    import json
+
+    from grit_scan.conventions.kinds.modelopt_nvfp4 import ModeloptNvfp4
+    from grit_scan.writers import Raw, write_safetensors
+
+    def boom(cls, ctx, mod, parts):
+        raise RuntimeError("convention exploded")
+
+    monkeypatch.setattr(ModeloptNvfp4, "infer", classmethod(boom))
+    m = "model.layers.0.mlp.down_proj"
+    (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"\xff" * 64)
+    write_safetensors(tmp_path / "model-00002-of-00002.safetensors", {
+        m + ".weight": Raw("U8", [4, 16], bytes(64)),
+        m + ".weight_scale": Raw("F8_E4M3", [4, 2], bytes(8)),
+        m + ".weight_scale_2": Raw("F32", [1], bytes(4))})
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
+        "model.embed_tokens.weight": "model-00001-of-00002.safetensors",
+        **{m + s: "model-00002-of-00002.safetensors"
+           for s in (".weight", ".weight_scale", ".weight_scale_2")}}}))
+    r = grit_scan.scan([str(tmp_path)])
+    bad = [f for f in r.findings if f.kind == "internal_error"]
+    assert len(bad) == 1 and "convention exploded" in bad[0].message
+    assert bad[0].path.endswith("model-00002-of-00002.safetensors")
+
+
 # ------------------------------------------------------------ property fuzzing
 
 

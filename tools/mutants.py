@@ -76,7 +76,10 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_models_split.py", "tests/test_models_shards.py",
          "tests/test_models_columns.py", "tests/test_models_schemes.py",
          "tests/test_producers_models.py", "tests/test_scan_scenarios.py",
-         "tests/test_conventions_oracles.py"],
+         "tests/test_conventions_oracles.py", "tests/test_convention_plans.py",
+         "tests/test_bench_conventions.py",
+         "tests/test_reliability.py::test_convention_inference_error_is_contained_to_its_model",
+         "tests/test_reliability.py::test_convention_error_lands_on_the_first_readable_shard"],
     ),
     # the conventions package, in two groups run side by side (one test list)
     "conventions": (
