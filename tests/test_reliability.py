@@ -340,3 +340,30 @@ def test_a_reader_traceback_belongs_to_its_own_scan(monkeypatch):
         r = grit_scan.scan([str(FIX / "broken" / "wrong-group-size")], debug=True)
         counts.append(sum("reader exploded" in t for t in r.tracebacks))
     assert counts == [1, 1, 1]
+
+
+def test_an_exception_in_convention_inference_is_contained(monkeypatch, capsys):
+    # A convention whose inference raises costs its own model, not the scan:
+    # one internal_error finding on that model's file naming the model, the
+    # other models of the scan still judged, the traceback under --debug.
+    from grit_scan.conventions.kinds.gpt_oss_mxfp4 import GptOssMxfp4
+
+    def boom(cls, ctx, mod, parts):
+        raise RuntimeError("convention exploded")
+
+    monkeypatch.setattr(GptOssMxfp4, "infer", classmethod(boom))
+    gpt, fp8 = FIX / "conventions/gpt-oss-mxfp4", FIX / "conventions/fp8-block"
+    r = grit_scan.scan([str(gpt), str(fp8)], debug=True)
+    bad = [f for f in r.findings if f.detail.get("internal_error")]
+    assert len(bad) == 1 and bad[0].kind == "internal_error"
+    assert "convention exploded" in bad[0].message and "gpt-oss-mxfp4" in bad[0].path
+    assert bad[0].detail["rule"] == "conventions"
+    assert sum("convention exploded" in t for t in r.tracebacks) == 1
+    # the other model is read as it is without the failure
+    alone = grit_scan.scan([str(fp8)])
+    assert ([f for f in r.findings if "fp8-block" in f.path]
+            == [f for f in alone.findings if "fp8-block" in f.path])
+    assert main(["scan", "--json", str(gpt)]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["--debug", "scan", str(gpt)]) == 1
+    assert "Traceback" in capsys.readouterr().err

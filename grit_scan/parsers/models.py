@@ -27,7 +27,17 @@ from itertools import accumulate, chain, compress, islice
 from operator import add, ne
 from typing import TYPE_CHECKING
 
-from ..artifact import Artifact, Format, Issue, PlaneRef, PlaneSeq, QList, QTensor, TensorTable
+from ..artifact import (
+    Artifact,
+    Format,
+    Issue,
+    IssueCode,
+    PlaneRef,
+    PlaneSeq,
+    QList,
+    QTensor,
+    TensorTable,
+)
 from ..names import Declared
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
@@ -52,10 +62,14 @@ def hf_location(display: str) -> tuple[str, str] | None:
 
 
 def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
-             declared: Declared | None, role: Callable[[str], str]) -> None:
+             declared: Declared | None, role: Callable[[str], str],
+             tracebacks: list[str] | None = None) -> None:
     """Finish the artifacts read from one directory (in place): models,
     conventions across shards, GGUF splits, cache repositories.
-    ``index_shards`` says, per index file, the shard names it maps."""
+    ``index_shards`` says, per index file, the shard names it maps.  An
+    unexpected exception while inferring one model's conventions is
+    contained to that model, as a reader's is to its file: an internal_error
+    issue on its first file, the traceback in ``tracebacks`` (--debug)."""
     for a in arts:
         loc = hf_location(a.path)
         if loc is not None:
@@ -65,7 +79,11 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
     for model, members in models.items():
         for a in members:
             a.model = model
-        infer_model([a for a in members if a.parsed], declared, role, model in disjoint)
+        parsed = [a for a in members if a.parsed]
+        try:
+            infer_model(parsed, declared, role, model in disjoint)
+        except Exception as exc:  # noqa: BLE001 - containment is the point
+            _contain(parsed, model, exc, tracebacks)
         for a in members:
             if isinstance(a.tensors, TensorTable):
                 a.tensors.release()
@@ -75,6 +93,24 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
             a.model = model
         if len(members) > 1 or any("split.count" in a.metadata for a in members):
             _split_file_type(members)
+
+
+def _contain(members: Sequence[Artifact], model: str, exc: Exception,
+             tracebacks: list[str] | None) -> None:
+    """An exception raised while inferring ``model``'s conventions, as an
+    internal_error issue on its first file (nothing of the model was
+    verified); every other model of the scan is still judged."""
+    import traceback
+
+    if tracebacks is not None:
+        tracebacks.append(traceback.format_exc())
+    if members:
+        members[0].issue(
+            IssueCode.INTERNAL_ERROR,
+            f"internal error while inferring the conventions of model {model}: "
+            f"{type(exc).__name__}: {str(exc)[:500]} (other models are unaffected; "
+            "--debug shows the traceback)", internal_error=True, rule="conventions",
+            exception=type(exc).__name__)
 
 
 def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Indexed]

@@ -339,7 +339,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         scan.artifacts.append(art)
     # the directory's files as the models they make up (conventions across
     # shards, GGUF splits, cache repositories)
-    models.assemble(list(by_name.values()), index_shards, declared, role)
+    models.assemble(list(by_name.values()), index_shards, declared, role, scan.tracebacks)
     read = {a.abs_path for a in scan.artifacts}
     for path, disp in d.manifests:
         # here: the manifest reader loads the fingerprint codec (issue 15)

@@ -419,7 +419,8 @@ class _Reading:
                     index_shards.append(got)
             self.scan.artifacts.append(art)
         # the same model-level reading as a local directory
-        models.assemble(list(by_name.values()), index_shards, declared, role)
+        models.assemble(list(by_name.values()), index_shards, declared, role,
+                        self.scan.tracebacks)
 
 
 def _notes(src: ByteSource, art: Artifact) -> None:
