@@ -274,20 +274,21 @@ def _declared(d: _Dir, scan: ScanInput, group: str, meter: ReadMeter | None = No
 def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
                    role: Callable[[str], str],
                    tracebacks: list[str] | None = None,
-                   meter: ReadMeter | None = None) -> Artifact:
+                   meter: ReadMeter | None = None, group: str | None = None) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
     that file (a finding with the exception's message), never the scan; its
     traceback goes to ``tracebacks`` (the scan's, for --debug).  Conventions
     are the model's, once its files are grouped (parsers/models.py);
     ``meter`` counts the bytes read (the scan's, fileio.ReadMeter)."""
     try:
-        return readers.read_path(path, ReadContext(disp, path, declared, role, meter), fmt)
+        return readers.read_path(path, ReadContext(disp, path, declared, role, meter, group),
+                                 fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
         if tracebacks is not None:
             tracebacks.append(traceback.format_exc())
-        art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False)
+        art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False, group=group)
         art.issue(IssueCode.INTERNAL_ERROR, f"internal error while reading this file: "
                   f"{type(exc).__name__}: {str(exc)[:500]} (other files are unaffected; "
                   "--debug shows the traceback)", internal_error=True, rule="reader",
@@ -319,8 +320,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
         art = contained_read(path, disp, fmt, declared, role, tracebacks=scan.tracebacks,
-                             meter=meter)
-        art.group = group
+                             meter=meter, group=group)
         scan.artifacts.append(art)
         if tick is not None:
             tick()
