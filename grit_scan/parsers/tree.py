@@ -497,9 +497,14 @@ def collect(paths: list[str], deep: bool = False,
     # what a manifest recorded travels with the files' tensors (--deep
     # verifies recorded digests), so no rule has to change the model
     files = {a.abs_path: a for a in scan.artifacts if a.format.is_checkpoint_file}
+    read = dict(files)
     for man in scan.artifacts:
         if man.format is Format.MANIFEST and man.parsed:
             from .manifest import attach_expected
 
-            attach_expected(man, files)
+            files.update(attach_expected(man, files))
+    # the files given digests, as the new artifacts attach_expected made
+    swap = {id(read[p]): a for p, a in files.items() if a is not read[p]}
+    if swap:
+        scan.artifacts[:] = [swap.get(id(a), a) for a in scan.artifacts]
     return scan
