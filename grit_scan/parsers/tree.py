@@ -316,6 +316,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
               meter: ReadMeter | None = None) -> None:
     declared, role, cfg_arts = _declared(d, scan, group, meter)
     scan.artifacts.extend(cfg_arts)
+    start = len(scan.artifacts)
     indexes = _parse_indexes(d, group, meter)
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
@@ -339,7 +340,9 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         scan.artifacts.append(art)
     # the directory's files as the models they make up (conventions across
     # shards, GGUF splits, cache repositories)
-    models.assemble(list(by_name.values()), index_shards, declared, role, scan.tracebacks)
+    shards = list(by_name.values())
+    models.put_back(scan.artifacts, start, shards,
+              models.assemble(shards, index_shards, declared, role, scan.tracebacks))
     read = {a.abs_path for a in scan.artifacts}
     for path, disp in d.manifests:
         # here: the manifest reader loads the fingerprint codec (issue 15)

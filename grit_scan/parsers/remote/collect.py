@@ -390,6 +390,7 @@ class _Reading:
                 self.ahead.parse_as(rel, ReadContext(disp, disp, declared, role,
                                                      group=group),
                                     kinds[rel] or Format.SAFETENSORS)
+        start = len(self.scan.artifacts)
         for rel in rels:
             fmt = kinds[rel]
             if fmt is None or not fmt.is_checkpoint_file:
@@ -419,8 +420,9 @@ class _Reading:
                     index_shards.append(got)
             self.scan.artifacts.append(art)
         # the same model-level reading as a local directory
-        models.assemble(list(by_name.values()), index_shards, declared, role,
-                        self.scan.tracebacks)
+        shards = list(by_name.values())
+        models.put_back(self.scan.artifacts, start, shards, models.assemble(
+            shards, index_shards, declared, role, self.scan.tracebacks))
 
 
 def _notes(src: ByteSource, art: Artifact) -> None:
