@@ -398,8 +398,7 @@ def _read_alone(real: str, display: str, fmt: Format) -> Artifact:
     """One checkpoint file read on its own, as the model of one file a scan
     of it would make (conventions inferred by ``models.assemble``)."""
     art = readers.read_path(real, ReadContext(display, real), fmt)
-    models.assemble([art], [], None, default_role)
-    return art
+    return models.assemble([art], [], None, default_role)[0]
 
 
 def _find(arts: Sequence[Artifact], name: str, prefer: str | None

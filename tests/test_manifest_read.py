@@ -289,3 +289,26 @@ def test_records_out_of_order_are_read_as_objects(written: tuple[Path, dict[str,
     assert [r.make(j, None) for r in recs for j in range(len(r))] == objects
     got = [(r.rel, r.names_, r.gids) for r in runs]
     assert got == want
+
+
+def test_a_recorded_digest_reaches_the_deep_scan(tmp_path: Path) -> None:
+    # The digests a manifest written with --deep records travel to the files'
+    # tensors (manifest.attach_expected): an untouched model verifies clean,
+    # and one recorded digest changed in the manifest is one digest_mismatch
+    # on that tensor, reporting the recorded value.
+    import grit_scan
+
+    root = tmp_path / "model"
+    shutil.copytree(ROOT / "fixtures" / "conventions" / "gpt-oss-mxfp4", root)
+    out = root / "grit-manifest.json"
+    write_manifest([str(root)], out, deep=True, allow_findings=True)
+    kinds = [f.kind.value for f in grit_scan.scan([str(root)], deep=True).findings]
+    assert "digest_mismatch" not in kinds
+    doc = json.loads(out.read_text())
+    name, ent = sorted(doc["artifacts"][0]["tensors"].items())[0]
+    ent["digest"] = "0" * 32
+    out.write_text(json.dumps(doc))
+    bad = [f for f in grit_scan.scan([str(root)], deep=True).findings
+           if f.kind.value == "digest_mismatch"]
+    assert len(bad) == 1 and bad[0].tensor == name
+    assert bad[0].detail["expected"] == "0" * 32

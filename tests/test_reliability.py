@@ -150,32 +150,6 @@ def test_internal_error_is_contained(monkeypatch, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_convention_inference_error_is_contained_to_its_model(monkeypatch, capsys):
-    """An exception while one model's conventions are inferred (parsers/
-    models.py assemble) is an internal_error on that model's file; the
-    other models of the scan are still described and judged."""
-    from grit_scan.conventions.kinds.modelopt_nvfp4 import ModeloptNvfp4
-
-    def boom(cls, ctx, mod, parts):
-        raise RuntimeError("convention exploded")
-
-    monkeypatch.setattr(ModeloptNvfp4, "infer", classmethod(boom))
-    prod = FIX / "producers"
-    r = grit_scan.scan([str(prod / "modelopt" / "nvfp4"), str(prod / "ct" / "fp8-block")])
-    bad = [f for f in r.findings if f.kind == "internal_error"]
-    assert len(bad) == 1 and "convention exploded" in bad[0].message
-    assert bad[0].detail["rule"] == "conventions" and "modelopt/nvfp4" in bad[0].path
-    # the other model: its 14 FP8 block weights still recognised and judged
-    other = [a for a in r.artifacts if "fp8-block" in a.path and a.format.value == "safetensors"]
-    assert len(other) == 1 and len(other[0].quantized) == 14
-    assert any(f.kind == "not_representable" and "fp8-block" in f.path for f in r.findings)
-    code = main(["--debug", "scan", str(prod / "modelopt" / "nvfp4")])
-    err = capsys.readouterr().err
-    assert code == 1 and "Traceback" in err and "convention exploded" in err
-    main(["scan", str(prod / "modelopt" / "nvfp4")])
-    assert "Traceback" not in capsys.readouterr().err
-
-
 def test_convention_error_lands_on_the_first_readable_shard(tmp_path, monkeypatch):
     """A model whose first shard cannot be read and whose second can: an
     exception while its conventions are inferred is reported on the shard
@@ -395,3 +369,30 @@ def test_a_reader_traceback_belongs_to_its_own_scan(monkeypatch):
         r = grit_scan.scan([str(FIX / "broken" / "wrong-group-size")], debug=True)
         counts.append(sum("reader exploded" in t for t in r.tracebacks))
     assert counts == [1, 1, 1]
+
+
+def test_an_exception_in_convention_inference_is_contained(monkeypatch, capsys):
+    # A convention whose inference raises costs its own model, not the scan:
+    # one internal_error finding on that model's file naming the model, the
+    # other models of the scan still judged, the traceback under --debug.
+    from grit_scan.conventions.kinds.gpt_oss_mxfp4 import GptOssMxfp4
+
+    def boom(cls, ctx, mod, parts):
+        raise RuntimeError("convention exploded")
+
+    monkeypatch.setattr(GptOssMxfp4, "infer", classmethod(boom))
+    gpt, fp8 = FIX / "conventions/gpt-oss-mxfp4", FIX / "conventions/fp8-block"
+    r = grit_scan.scan([str(gpt), str(fp8)], debug=True)
+    bad = [f for f in r.findings if f.detail.get("internal_error")]
+    assert len(bad) == 1 and bad[0].kind == "internal_error"
+    assert "convention exploded" in bad[0].message and "gpt-oss-mxfp4" in bad[0].path
+    assert bad[0].detail["rule"] == "conventions"
+    assert sum("convention exploded" in t for t in r.tracebacks) == 1
+    # the other model is read as it is without the failure
+    alone = grit_scan.scan([str(fp8)])
+    assert ([f for f in r.findings if "fp8-block" in f.path]
+            == [f for f in alone.findings if "fp8-block" in f.path])
+    assert main(["scan", "--json", str(gpt)]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+    assert main(["--debug", "scan", str(gpt)]) == 1
+    assert "Traceback" in capsys.readouterr().err

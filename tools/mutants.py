@@ -78,7 +78,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
          "tests/test_producers_models.py", "tests/test_scan_scenarios.py",
          "tests/test_conventions_oracles.py", "tests/test_convention_plans.py",
          "tests/test_bench_conventions.py",
-         "tests/test_reliability.py::test_convention_inference_error_is_contained_to_its_model",
+         "tests/test_reliability.py::test_an_exception_in_convention_inference_is_contained",
          "tests/test_reliability.py::test_convention_error_lands_on_the_first_readable_shard"],
     ),
     # the conventions package, in two groups run side by side (one test list)

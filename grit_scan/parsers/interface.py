@@ -75,6 +75,9 @@ class ReadContext(NamedTuple):
     role: Callable[[str], str] = default_role
     # the scan's byte counter (fileio.ReadMeter), if it keeps one
     meter: ReadMeter | None = None
+    # the checkpoint (directory) the file belongs to: the reader builds the
+    # artifact with it, so no one sets it afterwards
+    group: str | None = None
 
 
 class Reader(ABC):

@@ -26,6 +26,7 @@ from ..artifact import (
     Artifact,
     Format,
     IssueCode,
+    QList,
     QTensor,
     ReadError,
     Recorded,
@@ -236,13 +237,15 @@ def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
                    None, None, None, digest, expected_gid, NO_LAYOUTS, notes)
 
 
-def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> None:
-    """Give each listed file's tensors the digest the manifest recorded (a
-    hash join on real path and tensor name), unless the file records its own."""
+def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> dict[str, Artifact]:
+    """Each listed file whose tensors get the digest the manifest recorded
+    (a hash join on real path and tensor name), unless the file records its
+    own: by path, a new artifact with those tensors (``files`` and their
+    tensors are not changed)."""
     by_file: dict[str, dict[str, bytes]] = {}
     resolved = man.metadata.get("resolved", {})
     if not isinstance(resolved, dict):
-        return
+        return {}
     # only a file with a recorded digest is looked at (a manifest written
     # without --deep records none: nothing to attach, no entry made)
     for r in Recorded.of(man.quantized):
@@ -251,12 +254,15 @@ def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> None:
             continue
         by_file.setdefault(art.abs_path, {}).update(
             (n, d) for n, d in zip(r.names_, r.digests) if d is not None)
+    out: dict[str, Artifact] = {}
     for path, want in by_file.items():
         art = files[path]
-        art.quantized[:] = [
-            replace(c, expected_digest=want[c.name])
-            if c.name in want and c.expected_digest is None else c
-            for c in art.quantized]
+        qs = QList(replace(c, expected_digest=want[c.name])
+                   if c.name in want and c.expected_digest is None else c
+                   for c in art.quantized)
+        qs.home = art.quantized.home
+        out[path] = replace(art, quantized=qs)
+    return out
 
 
 def manifest_document(artifacts: Sequence[Artifact], base: str, deep: bool) -> dict[str, Any]:

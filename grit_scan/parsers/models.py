@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import os
 import re
-import traceback
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from itertools import accumulate, chain, compress, islice
 from operator import add, ne
 from typing import TYPE_CHECKING
@@ -64,47 +64,71 @@ def hf_location(display: str) -> tuple[str, str] | None:
 
 def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
              declared: Declared | None, role: Callable[[str], str],
-             tracebacks: list[str] | None = None) -> None:
-    """Finish the artifacts read from one directory (in place): models,
-    conventions across shards, GGUF splits, cache repositories.
+             tracebacks: list[str] | None = None) -> list[Artifact]:
+    """The artifacts read from one directory as the models they make up, in
+    the order of ``arts``: new records with their model and, in a Hugging
+    Face cache, repository and revision (``arts`` are not changed), then
+    conventions inferred across each model's shards, GGUF splits.
     ``index_shards`` says, per index file, the shard names it maps.  An
-    unexpected exception while a model's conventions are inferred is
-    contained to that model (an internal_error on its first shard; its
-    traceback to ``tracebacks``, the scan's, for --debug), as a reader's is
-    to its file."""
-    for a in arts:
-        loc = hf_location(a.path)
-        if loc is not None:
-            a.repo, a.revision = loc
+    unexpected exception while inferring one model's conventions is
+    contained to that model, as a reader's is to its file: an internal_error
+    issue on its first file, the traceback in ``tracebacks`` (--debug)."""
     st = [a for a in arts if a.format.hf_named]
     models, disjoint = _safetensors_models(st, index_shards)
-    for model, members in models.items():
-        for a in members:
-            a.model = model
+    gguf = _gguf_models([a for a in arts if a.format is Format.GGUF])
+    model_of = {id(a): model for model, members in chain(models.items(), gguf.items())
+                for a in members}
+    out = [_placed(a, model_of.get(id(a), a.model)) for a in arts]
+    new = {id(a): b for a, b in zip(arts, out)}
+    for model, old in models.items():
+        members = [new[id(a)] for a in old]
         parsed = [a for a in members if a.parsed]
         try:
             infer_model(parsed, declared, role, model in disjoint)
-        except Exception as exc:  # noqa: BLE001 - containment: one model, never the scan
-            _contain((parsed or members)[0], exc, tracebacks)
+        except Exception as exc:  # noqa: BLE001 - containment is the point
+            _contain(parsed, model, exc, tracebacks)
         for a in members:
             if isinstance(a.tensors, TensorTable):
                 a.tensors.release()
-    gg = [a for a in arts if a.format is Format.GGUF]
-    for model, members in _gguf_models(gg).items():
-        for a in members:
-            a.model = model
+    for old in gguf.values():
+        members = [new[id(a)] for a in old]
         if len(members) > 1 or any("split.count" in a.metadata for a in members):
             _split_file_type(members)
+    return out
 
 
-def _contain(art: Artifact, exc: Exception, tracebacks: list[str] | None) -> None:
+def _placed(a: Artifact, model: str | None) -> Artifact:
+    """``a`` as a new record with its model, and the Hugging Face cache
+    repository and revision its path lies under."""
+    loc = hf_location(a.path)
+    repo, revision = loc if loc is not None else (a.repo, a.revision)
+    return replace(a, model=model, repo=repo, revision=revision)
+
+
+def put_back(arts: list[Artifact], start: int, old: Sequence[Artifact],
+             new: Sequence[Artifact]) -> None:
+    """``arts`` with each of ``old`` (all at ``start`` or after) replaced by
+    the record at its position in ``new`` (the records ``assemble`` made)."""
+    swap = {id(a): b for a, b in zip(old, new)}
+    arts[start:] = [swap.get(id(a), a) for a in arts[start:]]
+
+
+def _contain(members: Sequence[Artifact], model: str, exc: Exception,
+             tracebacks: list[str] | None) -> None:
+    """An exception raised while inferring ``model``'s conventions, as an
+    internal_error issue on its first file (nothing of the model was
+    verified); every other model of the scan is still judged."""
+    import traceback
+
     if tracebacks is not None:
         tracebacks.append(traceback.format_exc())
-    art.issue(IssueCode.INTERNAL_ERROR, "internal error while inferring the conventions of "
-              f"this file's model: {type(exc).__name__}: {str(exc)[:500]} (its quantised "
-              "tensors are not described; other models are unaffected; --debug shows the "
-              "traceback)", internal_error=True, rule="conventions",
-              exception=type(exc).__name__)
+    if members:
+        members[0].issue(
+            IssueCode.INTERNAL_ERROR,
+            f"internal error while inferring the conventions of model {model}: "
+            f"{type(exc).__name__}: {str(exc)[:500]} (other models are unaffected; "
+            "--debug shows the traceback)", internal_error=True, rule="conventions",
+            exception=type(exc).__name__)
 
 
 def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Indexed]

@@ -52,7 +52,8 @@ class NpzReader(Reader):
         return name.lower().endswith(".npz")
 
     def read(self, source: ByteSource, ctx: ReadContext) -> Artifact:
-        art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.NPZ)
+        art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.NPZ,
+                       group=ctx.group)
         tensors = read_checked(art, source, _archive)
         if tensors is not None:
             art.tensors = tensors

@@ -104,7 +104,7 @@ def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = No
             return reader.read(f, ctx)
     except ReadError as exc:
         art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=fmt or Format.SAFETENSORS,
-                       parsed=False)
+                       parsed=False, group=ctx.group)
         art.issue(IssueCode.SKIPPED, str(exc))
         return art
 
@@ -139,7 +139,8 @@ def _ask_reference(art: Artifact, source: ByteSource) -> None:
 
 
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
-    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS)
+    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS,
+                   group=ctx.group)
     declared, role = ctx.declared, ctx.role
     hdr = read_checked(art, source, safetensors_reader.read_header)
     if any(i.code in _HEADER_BROKEN for i in art.issues):
@@ -239,7 +240,8 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     from . import gguf_reader
     from .ggml_types import MAPPINGS  # gguf: GGUF only
 
-    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF)
+    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF,
+                   group=ctx.group)
     h = read_checked(art, source, gguf_reader.read_header)
     if h is None:
         return art

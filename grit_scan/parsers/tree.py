@@ -274,20 +274,21 @@ def _declared(d: _Dir, scan: ScanInput, group: str, meter: ReadMeter | None = No
 def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
                    role: Callable[[str], str],
                    tracebacks: list[str] | None = None,
-                   meter: ReadMeter | None = None) -> Artifact:
+                   meter: ReadMeter | None = None, group: str | None = None) -> Artifact:
     """Read one file; an unexpected exception in a reader is contained to
     that file (a finding with the exception's message), never the scan; its
     traceback goes to ``tracebacks`` (the scan's, for --debug).  Conventions
     are the model's, once its files are grouped (parsers/models.py);
     ``meter`` counts the bytes read (the scan's, fileio.ReadMeter)."""
     try:
-        return readers.read_path(path, ReadContext(disp, path, declared, role, meter), fmt)
+        return readers.read_path(path, ReadContext(disp, path, declared, role, meter, group),
+                                 fmt)
     except Exception as exc:  # noqa: BLE001 - containment is the point
         import traceback
 
         if tracebacks is not None:
             tracebacks.append(traceback.format_exc())
-        art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False)
+        art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False, group=group)
         art.issue(IssueCode.INTERNAL_ERROR, f"internal error while reading this file: "
                   f"{type(exc).__name__}: {str(exc)[:500]} (other files are unaffected; "
                   "--debug shows the traceback)", internal_error=True, rule="reader",
@@ -315,12 +316,12 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
               meter: ReadMeter | None = None) -> None:
     declared, role, cfg_arts = _declared(d, scan, group, meter)
     scan.artifacts.extend(cfg_arts)
+    start = len(scan.artifacts)
     indexes = _parse_indexes(d, group, meter)
     by_name: dict[str, Artifact] = {}
     for path, disp, fmt in d.files:
         art = contained_read(path, disp, fmt, declared, role, tracebacks=scan.tracebacks,
-                             meter=meter)
-        art.group = group
+                             meter=meter, group=group)
         scan.artifacts.append(art)
         if tick is not None:
             tick()
@@ -339,7 +340,9 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         scan.artifacts.append(art)
     # the directory's files as the models they make up (conventions across
     # shards, GGUF splits, cache repositories)
-    models.assemble(list(by_name.values()), index_shards, declared, role, scan.tracebacks)
+    shards = list(by_name.values())
+    models.put_back(scan.artifacts, start, shards,
+              models.assemble(shards, index_shards, declared, role, scan.tracebacks))
     read = {a.abs_path for a in scan.artifacts}
     for path, disp in d.manifests:
         # here: the manifest reader loads the fingerprint codec (issue 15)
@@ -497,9 +500,14 @@ def collect(paths: list[str], deep: bool = False,
     # what a manifest recorded travels with the files' tensors (--deep
     # verifies recorded digests), so no rule has to change the model
     files = {a.abs_path: a for a in scan.artifacts if a.format.is_checkpoint_file}
+    read = dict(files)
     for man in scan.artifacts:
         if man.format is Format.MANIFEST and man.parsed:
             from .manifest import attach_expected
 
-            attach_expected(man, files)
+            files.update(attach_expected(man, files))
+    # the files given digests, as the new artifacts attach_expected made
+    swap = {id(read[p]): a for p, a in files.items() if a is not read[p]}
+    if swap:
+        scan.artifacts[:] = [swap.get(id(a), a) for a in scan.artifacts]
     return scan

@@ -352,7 +352,7 @@ class _Reading:
             src = self.source(rel)
             self.scan.sources[disp] = partial(self.tree.open, rel)
             # conventions are inferred per model, across shards (parsers/models.py)
-            ctx = ReadContext(disp, disp, declared, role)
+            ctx = ReadContext(disp, disp, declared, role, group=group)
             art = (self.ahead.parse(rel, src, ctx, fmt) if self.ahead is not None
                    else read_checkpoint(src, ctx, fmt))
             _notes(src, art)
@@ -364,7 +364,6 @@ class _Reading:
             art.issue(IssueCode.UNPARSEABLE, f"internal error while reading this file: "
                       f"{type(exc).__name__}: {exc} (other files are unaffected)",
                       internal_error=True)
-        art.group = group
         return art
 
     def directory(self, d: str, rels: list[str]) -> None:
@@ -388,8 +387,10 @@ class _Reading:
         if self.ahead is not None:
             for rel in ckpts:
                 disp = self.tree.display(rel)
-                self.ahead.parse_as(rel, ReadContext(disp, disp, declared, role),
+                self.ahead.parse_as(rel, ReadContext(disp, disp, declared, role,
+                                                     group=group),
                                     kinds[rel] or Format.SAFETENSORS)
+        start = len(self.scan.artifacts)
         for rel in rels:
             fmt = kinds[rel]
             if fmt is None or not fmt.is_checkpoint_file:
@@ -419,8 +420,9 @@ class _Reading:
                     index_shards.append(got)
             self.scan.artifacts.append(art)
         # the same model-level reading as a local directory
-        models.assemble(list(by_name.values()), index_shards, declared, role,
-                        self.scan.tracebacks)
+        shards = list(by_name.values())
+        models.put_back(self.scan.artifacts, start, shards, models.assemble(
+            shards, index_shards, declared, role, self.scan.tracebacks))
 
 
 def _notes(src: ByteSource, art: Artifact) -> None:
