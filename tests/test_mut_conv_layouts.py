@@ -96,7 +96,10 @@ def _sharded(src: Path, dst: Path, shards: list[dict[str, Raw]]) -> Path:
     return dst
 
 
-def _outcome(root: Path) -> tuple[dict[str, tuple[Any, ...]], list[tuple[Any, ...]], dict[str, int]]:
+Outcome = tuple[dict[str, tuple[Any, ...]], list[tuple[Any, ...]], dict[str, int]]
+
+
+def _outcome(root: Path) -> Outcome:
     """Per tensor: (convention, descriptor, grade, reason, role, shape, notes,
     planes as (stored tensor, length, broadcast)); the issues as (code,
     tensor, message, detail); the unquantised count by dtype, over every file."""
@@ -181,7 +184,7 @@ def test_not_representable_issue_names_each_module_s_own_tensor(tmp_path: Path) 
         _, issues, _ = _outcome(root)
         nr = [i for i in issues if i[0].value == "not_representable"]
         assert [i[1] for i in nr] == [m + ".weight" for m in MODULES]
-        for code, tensor, message, detail in nr:
+        for _code, tensor, message, detail in nr:
             rows = 64 if tensor.split(".")[-2] in ("k_proj", "v_proj") else 256
             assert message.startswith(tensor + ": one BF16 scale for a "
                                       f"{rows}x256 FP8 weight (per-tensor)")
@@ -245,6 +248,6 @@ def test_a_nameless_tensor_leaves_every_module_in_its_data_shard(tmp_path: Path)
     shards = _spread(tensors, 3)
     shards[1][""] = Raw("BF16", [2], bytes(4))
     root = _sharded(src, tmp_path / "nameless", shards)
-    qs, _, counts = _outcome(root)
+    qs, _, _ = _outcome(root)
     assert qs == plain_qs
     _placed(root)
