@@ -1,0 +1,139 @@
+"""The conventions engine on small trees whose every expected value follows
+from how they were written: what no convention claims, a float-only model,
+modules every one of which a convention refuses the same way, and what a
+declaration no convention recognises is called."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from grit_scan import scan
+from grit_scan.artifact import IssueCode
+from grit_scan.writers import Raw, write_safetensors
+
+PRODUCERS = Path(__file__).resolve().parent.parent / "fixtures" / "producers"
+
+
+def test_unclaimed_names_the_tensors_that_look_quantised(tmp_path: Path) -> None:
+    """Looks quantised: a name ending as producers name quantised data
+    (.qweight), or an integer/FP8 tensor of rank 2 or more beside a tensor
+    named ``scale`` under the same stem.  Not: a float tensor beside a scale,
+    an integer matrix with no scale beside it, an integer vector."""
+    t = {"j.data": Raw("U8", [4, 4], bytes(16)), "j.scale": Raw("F32", [4], bytes(16)),
+         "k.codes": Raw("I8", [4, 4], bytes(16)),
+         "m.w": Raw("F32", [4, 4], bytes(64)), "m.scale": Raw("F32", [1], bytes(4)),
+         "v.codes": Raw("I8", [16], bytes(16)), "v.scale": Raw("F32", [1], bytes(4))}
+    qweights = [f"l{i:02d}.qweight" for i in range(51)]
+    t |= {n: Raw("I32", [1], bytes(4)) for n in qweights}
+    write_safetensors(tmp_path / "model.safetensors", t)
+    a = scan([str(tmp_path)]).artifacts[0]
+    found = ["j.data", *qweights]
+    (iss,) = [i for i in a.issues if i.code == IssueCode.UNSUPPORTED]
+    assert iss.tensor == "j.data" and iss.detail["count"] == len(found) == 52
+    assert iss.detail["tensors"] == found[:50]  # the first 50, in listing order
+    assert iss.message == ("52 tensor(s) look quantised but no convention claims them "
+                           "(e.g. j.data): their quantisation is not checked")
+    assert a.unquantized == {"U8": 1, "F32": 4, "I8": 2, "I32": 51}
+
+
+def _shard(path: Path, tensors: dict[str, Raw]) -> None:
+    write_safetensors(path, tensors)
+
+
+@pytest.mark.parametrize("repeat", [False, True], ids=["disjoint", "repeated-name"])
+def test_float_only_model_is_counted_never_inferred(tmp_path: Path, repeat: bool) -> None:
+    """Two BF16/F32 shards (one listing a tensor of the other again when
+    ``repeat``): every float tensor is counted once, by its dtype, and a float
+    tensor named like quantised data (.scales) is not reported as unclaimed,
+    since no convention stores quantised values in a float dtype."""
+    one = {"a.weight": Raw("BF16", [4, 4], bytes(32)), "a.scales": Raw("F32", [4, 4], bytes(64))}
+    two = {"b.weight": Raw("BF16", [4, 4], bytes(32)), "b.bias": Raw("F32", [4], bytes(16))}
+    if repeat:
+        two["a.weight"] = one["a.weight"]  # counted in its first shard
+    names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    _shard(tmp_path / names[0], one)
+    _shard(tmp_path / names[1], two)
+    wm = {n: names[0] for n in one} | {n: names[1] for n in two if n not in one}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
+    arts = {Path(a.path).name: a for a in scan([str(tmp_path)]).artifacts}
+    assert arts[names[0]].unquantized == {"BF16": 1, "F32": 1}
+    assert arts[names[1]].unquantized == {"BF16": 1, "F32": 1}
+    for a in arts.values():
+        assert not list(a.quantized)
+        assert not [i for i in a.issues if i.code == IssueCode.UNSUPPORTED]
+
+
+def _tensors(path: Path) -> dict[str, Raw]:
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    hdr = json.loads(raw[8:8 + n])
+    hdr.pop("__metadata__", None)
+    return {k: Raw(v["dtype"], v["shape"], raw[8 + n + v["data_offsets"][0]:
+                                              8 + n + v["data_offsets"][1]])
+            for k, v in hdr.items()}
+
+
+def test_each_refused_module_gets_its_own_issue(tmp_path: Path) -> None:
+    """ModelOpt NVFP4 (fixtures/producers/modelopt/nvfp4) whose k_proj and
+    v_proj weights of both layers (four modules of one signature) are stored
+    flat instead of [out, in/2]: each of the four is refused with a size issue
+    naming its own module and no tensor, and every other module is what the
+    producer's file gives."""
+    src = PRODUCERS / "modelopt" / "nvfp4"
+    tensors = _tensors(src / "model.safetensors")
+    flat = [f"model.layers.{k}.self_attn.{p}" for k in range(2) for p in ("k_proj", "v_proj")]
+    for m in flat:
+        w = tensors[m + ".weight"]
+        assert w.shape == [64, 128]  # 64 rows of 256 E2M1 codes, two a byte
+        tensors[m + ".weight"] = Raw(w.dtype, [64 * 128], w.data)
+    for f in src.glob("*.json"):
+        (tmp_path / f.name).write_text(f.read_text())
+    write_safetensors(tmp_path / "model.safetensors", tensors)
+    a = scan([str(tmp_path)]).artifacts[0]
+    size = [i for i in a.issues if i.code == IssueCode.SIZE]
+    assert [i.tensor for i in size] == flat
+    for i, m in zip(size, flat, strict=True):
+        assert i.message == f"{m}.weight: NVFP4 data is [out, in/2]; got [8192]"
+    got = {q.name: q for q in a.quantized}
+    want = {q.name: q for q in scan([str(src)]).artifacts[0].quantized}
+    assert sorted(got) == sorted(set(want) - {m + ".weight" for m in flat})
+    for name, q in got.items():
+        w = want[name]
+        assert (q.convention, q.desc, q.grade, q.role) == (w.convention, w.desc, w.grade, w.role)
+        assert q.planes is not None and w.planes is not None
+        assert [None if p is None else (p.tensor, p.length) for p in q.planes] == [
+            None if p is None else (p.tensor, p.length) for p in w.planes]
+
+
+def _declares(tmp_path: Path, qc: dict[str, object]) -> list[str]:
+    write_safetensors(tmp_path / "model.safetensors",
+                      {"m.qweight": Raw("I32", [4, 4], bytes(64)),
+                       "m.weight": Raw("F16", [4, 4], bytes(32))})
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama",
+                                                      "quantization_config": qc}))
+    return [f.message for f in scan([str(tmp_path)]).findings
+            if f.kind.value == "unsupported_convention"]
+
+
+TAIL = ", which no convention recognises: 1 tensor(s) in 1 file(s) are not checked"
+
+
+@pytest.mark.parametrize("qc,named", [
+    ({"quant_method": "frobnicate", "bits": 4}, "quant_method 'frobnicate'"),
+    # the format is named before the quant_method; an empty or non-text one is not a name
+    ({"quant_method": "frobnicate", "format": "zz"}, "format 'zz'"),
+    ({"quant_method": "frobnicate", "format": ""}, "quant_method 'frobnicate'"),
+    ({"quant_method": "frobnicate", "format": ["a", "b"]}, "quant_method 'frobnicate'"),
+    ({"bits": 4, "group_size": 128},
+     "quantisation without a quant_method (bits 4, group_size 128)"),
+    ({"group_size": 64}, "quantisation without a quant_method (group_size 64)"),
+    ({}, "quantisation without a quant_method (no fields grit reads)"),
+])
+def test_an_unrecognised_declaration_is_named_by_what_it_gives(
+        tmp_path: Path, qc: dict[str, object], named: str) -> None:
+    assert _declares(tmp_path, qc) == [
+        f"config.json quantization_config declares {named}{TAIL}"]
