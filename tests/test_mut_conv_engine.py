@@ -137,3 +137,27 @@ def test_an_unrecognised_declaration_is_named_by_what_it_gives(
         tmp_path: Path, qc: dict[str, object], named: str) -> None:
     assert _declares(tmp_path, qc) == [
         f"config.json quantization_config declares {named}{TAIL}"]
+
+
+def test_modules_named_like_words_of_their_note(tmp_path: Path) -> None:
+    """Two NVFP4 modules (ModelOpt's layout: U8 [out, in/2] weight, F8_E4M3
+    [out, in/16] weight_scale) without their global scale, named ``scale`` and
+    ``wrong`` (words of the note such a module gets): each gets its own
+    QTensor, planes and note, and every tensor is consumed (none counted
+    unquantised)."""
+    t = {}
+    for m in ("scale", "wrong", "zz"):
+        t[m + ".weight"] = Raw("U8", [4, 16], bytes(64))
+        t[m + ".weight_scale"] = Raw("F8_E4M3", [4, 2], bytes(8))
+    write_safetensors(tmp_path / "model.safetensors", t)
+    a = scan([str(tmp_path)]).artifacts[0]
+    qs = {q.name: q for q in a.quantized}
+    assert sorted(qs) == ["scale.weight", "wrong.weight", "zz.weight"]
+    for m in ("scale", "wrong", "zz"):
+        q = qs[m + ".weight"]
+        assert q.convention == "modelopt-nvfp4" and q.shape == (4, 32)
+        assert q.planes is not None
+        assert [None if p is None else (p.tensor, p.length) for p in q.planes] == [
+            (m + ".weight", 64), (m + ".weight_scale", 8), None, None]
+        assert len(q.notes) == 1 and "global scale tensor is missing" in q.notes[0]
+    assert a.unquantized == {}

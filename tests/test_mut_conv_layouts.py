@@ -251,3 +251,40 @@ def test_a_nameless_tensor_leaves_every_module_in_its_data_shard(tmp_path: Path)
     qs, _, _ = _outcome(root)
     assert qs == plain_qs
     _placed(root)
+
+
+def test_one_scale_stored_as_a_matrix_is_still_per_tensor(tmp_path: Path) -> None:
+    """ct-fp8-tensor's one scale per weight (MANIFEST: ONE scale for the whole
+    tensor) stored as a [1, 1] matrix instead of [1]: the same one value, so
+    every module is what the producer's file gives (per-tensor FP8)."""
+    src = PRODUCERS / "ct-fp8-tensor"
+    tensors = _tensors(src)
+    for m in MODULES:
+        s = tensors[m + ".weight_scale"]
+        assert s.shape == [1]
+        tensors[m + ".weight_scale"] = Raw(s.dtype, [1, 1], s.data)
+    qs, _, _ = _outcome(_one_file(src, tmp_path / "m", tensors))
+    want, _, _ = _outcome(src)
+    assert {n: v[:4] for n, v in qs.items()} == {n: v[:4] for n, v in want.items()}
+    assert {v[0] for v in qs.values()} == {"fp8-per-tensor"}
+
+
+@pytest.mark.parametrize("rows", [2, 3])
+def test_a_two_row_weight_inside_one_block(tmp_path: Path, rows: int) -> None:
+    """ct/fp8-block's 128x128 blocks: a k_proj cut to its first ``rows`` rows
+    lies inside one block row, so its [1, 2] scale is every row's, as for the
+    producer's 64-row k_proj: the same descriptor, the scale plane repeated
+    once per row."""
+    src = PRODUCERS / "ct" / "fp8-block"
+    tensors = _tensors(src)
+    m = "model.layers.0.self_attn.k_proj"
+    w = tensors[m + ".weight"]
+    assert w.shape == [64, 256] and tensors[m + ".weight_scale"].shape == [1, 2]
+    tensors[m + ".weight"] = Raw(w.dtype, [rows, 256], w.data[:rows * 256])
+    root = _one_file(src, tmp_path / "cut", tensors)
+    got = {q.name: q for a in scan([str(root)]).artifacts for q in a.quantized}[m + ".weight"]
+    want = {q.name: q for q in scan([str(src)]).artifacts[0].quantized}[m + ".weight"]
+    assert (got.convention, got.desc, got.grade) == (want.convention, want.desc, want.grade)
+    assert got.desc is not None and got.desc.k0 == 128
+    assert got.planes is not None and got.planes[1] is not None
+    assert (got.planes[1].length, got.planes[1].broadcast) == (4, rows)
