@@ -46,12 +46,13 @@ def _shard(path: Path, tensors: dict[str, Raw]) -> None:
 
 @pytest.mark.parametrize("repeat", [False, True], ids=["disjoint", "repeated-name"])
 def test_float_only_model_is_counted_never_inferred(tmp_path: Path, repeat: bool) -> None:
-    """Two BF16/F32 shards (one listing a tensor of the other again when
+    """Two shards of the four float dtypes (one listing a tensor of the other again when
     ``repeat``): every float tensor is counted once, by its dtype, and a float
     tensor named like quantised data (.scales) is not reported as unclaimed,
     since no convention stores quantised values in a float dtype."""
-    one = {"a.weight": Raw("BF16", [4, 4], bytes(32)), "a.scales": Raw("F32", [4, 4], bytes(64))}
-    two = {"b.weight": Raw("BF16", [4, 4], bytes(32)), "b.bias": Raw("F32", [4], bytes(16))}
+    one = {"a.weight": Raw("BF16", [4, 4], bytes(32)), "a.scales": Raw("F32", [4, 4], bytes(64)),
+           "a.bias": Raw("F64", [4], bytes(32))}
+    two = {"b.weight": Raw("F16", [4, 4], bytes(32)), "b.bias": Raw("F32", [4], bytes(16))}
     if repeat:
         two["a.weight"] = one["a.weight"]  # counted in its first shard
     names = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
@@ -60,8 +61,8 @@ def test_float_only_model_is_counted_never_inferred(tmp_path: Path, repeat: bool
     wm = {n: names[0] for n in one} | {n: names[1] for n in two if n not in one}
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
     arts = {Path(a.path).name: a for a in scan([str(tmp_path)]).artifacts}
-    assert arts[names[0]].unquantized == {"BF16": 1, "F32": 1}
-    assert arts[names[1]].unquantized == {"BF16": 1, "F32": 1}
+    assert arts[names[0]].unquantized == {"BF16": 1, "F32": 1, "F64": 1}
+    assert arts[names[1]].unquantized == {"F16": 1, "F32": 1}
     for a in arts.values():
         assert not list(a.quantized)
         assert not [i for i in a.issues if i.code == IssueCode.UNSUPPORTED]

@@ -288,3 +288,30 @@ def test_a_two_row_weight_inside_one_block(tmp_path: Path, rows: int) -> None:
     assert got.desc is not None and got.desc.k0 == 128
     assert got.planes is not None and got.planes[1] is not None
     assert (got.planes[1].length, got.planes[1].broadcast) == (4, rows)
+
+
+def test_gptq_modules_with_a_leftover_weight_in_every_layout(tmp_path: Path) -> None:
+    """gptq/v2-4bit-g32-asym with a stray F16 ``.weight`` beside every
+    module's qweight, scales, qzeros and g_idx: the QTensor takes that name
+    (MODULE.weight, as for every GPTQ module) while its planes are the
+    module's own qweight, scales and qzeros, in one file with each module's
+    parts together, in the producer's order, and over shards."""
+    src = PRODUCERS / "gptq" / "v2-4bit-g32-asym"
+    tensors = _tensors(src)
+    for m in MODULES:
+        assert m + ".weight" not in tensors
+        tensors[m + ".weight"] = Raw("F16", [2], bytes(4))
+    plain = _outcome(_one_file(src, tmp_path / "grouped", _grouped(tensors)))
+    qs, issues, _ = plain
+    assert sorted(qs) == [m + ".weight" for m in MODULES]
+    for m in MODULES:
+        planes = qs[m + ".weight"][-1]
+        assert [None if p is None else p[0] for p in planes] == [
+            m + ".qweight", m + ".scales", None, m + ".qzeros"]
+    named = [i[1] for i in issues if i[1] is not None and i[1].endswith(".weight")]
+    assert sorted(set(named)) == [m + ".weight" for m in MODULES]
+    assert _outcome(_one_file(src, tmp_path / "own", tensors)) == plain
+    for n in (2, 3):
+        root = _sharded(src, tmp_path / f"s{n}", _spread(tensors, n))
+        assert _outcome(root) == plain
+        _placed(root)
