@@ -162,3 +162,47 @@ def test_modules_named_like_words_of_their_note(tmp_path: Path) -> None:
             (m + ".weight", 64), (m + ".weight_scale", 8), None, None]
         assert len(q.notes) == 1 and "global scale tensor is missing" in q.notes[0]
     assert a.unquantized == {}
+
+
+def _signatures(d: Path) -> dict[tuple[object, ...], bool]:
+    """The modules' signatures in a producer's files, read from the headers:
+    (each part's suffix after the module, dtype and shape, in listing order)
+    -> whether a module of it holds more than float tensors.  A module is
+    the name before its last component, or before ``.weight_*``."""
+    mods: dict[str, list[tuple[str, str, tuple[int, ...]]]] = {}
+    for f in sorted(d.glob("*.safetensors")):
+        for name, t in _tensors(f).items():
+            stem, _, last = name.rpartition(".")
+            mods.setdefault(stem, []).append(("." + last, t.dtype, tuple(t.shape)))
+    return {tuple(parts): any(dt not in ("F32", "F16", "BF16", "F64") for _, dt, _ in parts)
+            for parts in mods.values()}
+
+
+@pytest.mark.parametrize("producer", [
+    "ct-fp8-tensor",  # a not-representable issue per module, named after its weight
+    "ct/nvfp4a16-sharded",  # named MODULE.weight, a name no stored tensor has
+    "gptq/v2-4bit-g32-asym",  # an issue with the module's sizes in its detail
+    "ct-fp8-channel",  # representable, no issue
+])
+def test_each_signature_is_learned_once(producer: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a convention did for the first module of a signature is done
+    again for the others (conventions.engine's plans): each signature of the
+    producer's files is learned once, as a plan when its modules are
+    quantised, as nothing when they are plain floats; never refused."""
+    from grit_scan.conventions import engine
+
+    learned: list[object] = []
+    real = engine._learn
+
+    def spy(*a: object) -> object:
+        plan = real(*a)  # type: ignore[arg-type]
+        learned.append(plan)
+        return plan
+
+    monkeypatch.setattr(engine, "_learn", spy)
+    src = PRODUCERS / producer
+    scan([str(src)])
+    sigs = _signatures(src)
+    assert len(learned) == len(sigs)
+    assert sum(p is engine._NOTHING for p in learned) == sum(not q for q in sigs.values())
+    assert all(p is not None for p in learned)
