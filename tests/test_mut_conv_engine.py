@@ -164,6 +164,7 @@ def test_modules_named_like_words_of_their_note(tmp_path: Path) -> None:
     assert a.unquantized == {}
 
 
+
 def _signatures(d: Path) -> dict[tuple[object, ...], bool]:
     """The modules' signatures in a producer's files, read from the headers:
     (each part's suffix after the module, dtype and shape, in listing order)
@@ -183,8 +184,10 @@ def _signatures(d: Path) -> dict[tuple[object, ...], bool]:
     "ct/nvfp4a16-sharded",  # named MODULE.weight, a name no stored tensor has
     "gptq/v2-4bit-g32-asym",  # an issue with the module's sizes in its detail
     "ct-fp8-channel",  # representable, no issue
+    "gptq-stray-weight",  # named after a stored part that is not its data
 ])
-def test_each_signature_is_learned_once(producer: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_signature_is_learned_once(producer: str, monkeypatch: pytest.MonkeyPatch,
+                                        tmp_path: Path) -> None:
     """What a convention did for the first module of a signature is done
     again for the others (conventions.engine's plans): each signature of the
     producer's files is learned once, as a plan when its modules are
@@ -201,8 +204,40 @@ def test_each_signature_is_learned_once(producer: str, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(engine, "_learn", spy)
     src = PRODUCERS / producer
+    if producer == "gptq-stray-weight":
+        # gptq/v2-4bit-g32-asym with an F16 .weight beside each module's parts:
+        # its QTensor takes that name while its data plane is the qweight
+        src = tmp_path
+        tensors = _tensors(PRODUCERS / "gptq" / "v2-4bit-g32-asym" / "model.safetensors")
+        for m in sorted({n.rpartition(".")[0] for n in tensors if n.endswith(".qweight")}):
+            tensors[m + ".weight"] = Raw("F16", [2], bytes(4))
+        for f in (PRODUCERS / "gptq" / "v2-4bit-g32-asym").glob("*.json"):
+            (tmp_path / f.name).write_text(f.read_text())
+        write_safetensors(tmp_path / "model.safetensors", tensors)
     scan([str(src)])
     sigs = _signatures(src)
     assert len(learned) == len(sigs)
     assert sum(p is engine._NOTHING for p in learned) == sum(not q for q in sigs.values())
     assert all(p is not None for p in learned)
+
+
+@pytest.mark.parametrize("names", [("a", "b", "c"), ("scale", "wrong", "zz")],
+                         ids=["replayed", "one-by-one"])
+def test_nvfp4_without_its_global_scale_is_short_of_it(tmp_path: Path,
+                                                      names: tuple[str, ...]) -> None:
+    """ModelOpt NVFP4 modules without weight_scale_2: GRADE_NVF4's level-1
+    scale is one binary32 per tensor (§10.3), 4 bytes no plane holds, so
+    each module, whether its QTensor was replayed from the first module's or
+    inferred on its own (modules named like words of their note), has its own
+    size finding."""
+    t = {}
+    for m in names:
+        t[m + ".weight"] = Raw("U8", [4, 16], bytes(64))
+        t[m + ".weight_scale"] = Raw("F8_E4M3", [4, 2], bytes(8))
+    write_safetensors(tmp_path / "model.safetensors", t)
+    rep = scan([str(tmp_path)])
+    short = sorted((f.tensor, f.message) for f in rep.findings if f.kind.value == "size_mismatch")
+    assert short == [(f"{m}.weight", f"{m}.weight (modelopt-nvfp4): scale1 plane is 0 bytes; "
+                      "descriptor requires 4. Likeliest cause: the plane is short by 4 bytes: "
+                      "a truncated shard, a short read or a mis-served range.")
+                     for m in names]

@@ -108,6 +108,9 @@ def _outcome(root: Path) -> Outcome:
     issues: list[tuple[Any, ...]] = []
     counts: dict[str, int] = {}
     for a in rep.artifacts:
+        # the names and roles the rules take for all tensors at once are each tensor's
+        assert a.quantized.names() == [q.name for q in a.quantized]
+        assert a.quantized.roles() == [q.role for q in a.quantized]
         for q in a.quantized:
             assert q.name not in qs
             planes = None if q.planes is None else tuple(
@@ -118,6 +121,10 @@ def _outcome(root: Path) -> Outcome:
                    for i in a.issues]
         for dt, n in a.unquantized.items():
             counts[dt] = counts.get(dt, 0) + n
+    # the JSON report's tensors (names and roles taken for many tensors at once)
+    listed = {(t["name"], t["role"]) for a in rep.to_json()["artifacts"]
+              for t in a.get("tensors", [])}
+    assert listed == {(n, v[4]) for n, v in qs.items()}
     return qs, sorted(issues), counts
 
 
