@@ -85,7 +85,10 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "conventions": (
         ["grit_scan/conventions/base.py", "grit_scan/conventions/engine.py",
          "grit_scan/conventions/scales.py", "grit_scan/conventions/suffixes.py"],
-        CONVENTION_TESTS,
+        # and the tests that hold the engine's plans to layouts and shards
+        CONVENTION_TESTS + ["tests/test_mut_conv_layouts.py", "tests/test_mut_conv_engine.py",
+                            "tests/test_plan_planes.py",
+                            "tests/test_convention_plans.py"],
     ),
     "conventions-kinds": (["grit_scan/conventions/kinds/*.py"], CONVENTION_TESTS),
     "grit_check": (
