@@ -122,19 +122,6 @@ def test_type_table_is_gguf_own() -> None:
     assert gguf_tables.file_type_name(15) == "MOSTLY_Q4_K_M"
 
 
-@needs_current
-def test_a_gguf_scan_imports_no_gguf(tmp_path: Path) -> None:
-    code = ("import sys\nfrom grit_scan.cli import main\n"
-            "sys.argv = ['grit', 'scan', '--json', sys.argv[1]]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('GGUF' if 'gguf' in sys.modules else 'NONE', file=sys.stderr)\n")
-    p = subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures" / "producers" /
-                                                        "gguf-quants")],
-                       capture_output=True, text=True, cwd=ROOT)
-    assert '"convention": "ggml:Q4_K"' in p.stdout
-    assert p.stderr.strip().endswith("NONE")
-
-
 def _scan_json(path: Path, table: bool) -> str:
     """``grit scan --json`` of ``path`` in a child, with the table or with
     gguf asked (the table's recorded sources made not to match)."""
@@ -160,15 +147,18 @@ def test_scan_roles_equal_through_table_and_gguf(tree: str) -> None:
 
 
 @needs_current
-def test_a_safetensors_scan_imports_no_gguf(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tree,says", [
+    ("fixtures/sample/llama-mxfp4", '"role": "blk.0.attn_q.weight"'),  # roles mapped
+    ("fixtures/producers/gguf-quants", '"convention": "ggml:Q4_K"'),  # ggml types read
+])
+def test_a_scan_imports_no_gguf(tree: str, says: str) -> None:
     code = ("import sys\nfrom grit_scan.cli import main\n"
             "sys.argv = ['grit', 'scan', '--json', sys.argv[1]]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "print('GGUF' if 'gguf' in sys.modules else 'NONE', file=sys.stderr)\n")
-    p = subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures" / "sample" /
-                                                        "llama-mxfp4")],
+    p = subprocess.run([sys.executable, "-c", code, str(ROOT / tree)],
                        capture_output=True, text=True, cwd=ROOT)
-    assert '"role": "blk.0.attn_q.weight"' in p.stdout
+    assert says in p.stdout
     assert p.stderr.strip().endswith("NONE")
 
 
