@@ -9,7 +9,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import compress, count, repeat
 from operator import add, getitem, methodcaller, mul, ne, sub
 from typing import Any, overload
@@ -378,14 +378,6 @@ class _Plan:
         assert self.issue is not None
         code, tail, detail = self.issue
         log.issues.append(Issue(code, name + tail, name, detail))
-
-    def at(self, deltas: tuple[int, ...]) -> _Plan:
-        """This plan with each part named by its distance from the module's
-        first part (``deltas``, by part) instead of its place in the module."""
-        return replace(self, part=deltas[self.part] if self.part >= 0 else -1,
-                       planes=None if self.planes is None else tuple(
-                           None if p is None else (deltas[p[0]], p[1]) for p in self.planes),
-                       used=tuple(deltas[k] for k in self.used))
 
 
 class PlanReplays:
