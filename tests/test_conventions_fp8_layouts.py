@@ -180,6 +180,10 @@ def test_a_layout_no_convention_knows_is_noted(tmp_path, capsys, sshape, wshape,
     (1, 2 ** 17, (1,), None),  # k0 would be 131072: past the 16-bit k0 field (§3.1)
     (1, 65535, (1,), ("per-channel", 65535, 1)),  # one row: its channel is the tensor
     (2, 2 ** 17, (2, 2), None),  # per-group k0 65536: one past the field
+    (16, 1, (16, 1), ("per-channel", 1, 1)),  # one column: one scale a row, k0 = 1
+    (16, 0, (16, 1), None),  # no columns: no run of k0 >= 1 (a grade's k0 is 1..65535)
+    (0, 64, (0, 8), None),  # no rows: nothing to group (and no division by zero)
+    (0, 64, (), None),
 ])
 def test_scale_layouts_by_arithmetic(rows, cols, sshape, want):
     from grit_scan.conventions.scales import scale_layout

@@ -34,6 +34,8 @@ def scale_layout(rows: int, cols: int, sshape: tuple[int, ...]) -> ScaleLayout |
     per-group along the row with every row's scales equal, so scale0 is the
     stored ``[1, G]`` repeated ``rows`` times.  Memoised: a pure function of
     shapes that a checkpoint repeats for every layer."""
+    if rows <= 0 or cols <= 0:
+        return None  # an empty weight has no group of k0 >= 1 (a grade's k0 is 1..65535)
     n = prod(sshape)
     out: ScaleLayout | None = None
     if len(sshape) == 2 and sshape[0] == 1 and sshape[1] > 1 and rows > 1:
