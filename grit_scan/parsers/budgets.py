@@ -126,10 +126,14 @@ ALL: tuple[Budget, ...] = (
     CONFIG_DEPTH, CONFIG_PATTERNS)
 
 
-def json_items(text: str) -> int:
+def json_items(text: str, limit: int | None = None) -> int:
     """An upper bound on the values a JSON text builds, without parsing it:
     every value after the first in a container follows a comma, and every
-    container opens with a bracket."""
+    container opens with a bracket.  With ``limit``, a text too short to
+    hold more than ``limit`` values (each value takes a character) is not
+    counted: its length + 1 bounds it (three passes over a header saved)."""
+    if limit is not None and len(text) < limit:
+        return len(text) + 1
     return text.count(",") + text.count("[") + text.count("{") + 1
 
 

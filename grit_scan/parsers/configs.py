@@ -10,13 +10,12 @@ refused when the config is read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from ..artifact import Artifact, Format, IssueCode
 from ..names import Declared, pattern_refused
-from . import budgets
+from . import budgets, json_text
 from .budgets import Budget
 from .fileio import ReadError, ReadMeter, SafeFile
 from .interface import ByteSource
@@ -64,7 +63,8 @@ def read_json_source(source: ByteSource, art: Artifact,
     try:
         text = raw.decode("utf-8")
         del raw  # the text is what is parsed; the bytes would double the peak
-        n_items = budgets.json_items(text)
+        n_items = budgets.json_items(text, min(budgets.JSON_FILE_ITEMS.value,
+                                               budgets.INDEX_ENTRIES.value))
         if n_items > budgets.JSON_FILE_ITEMS.value:
             art.issue(IssueCode.UNPARSEABLE, budgets.JSON_FILE_ITEMS.exceeded(
                 "its JSON value count", n_items), budget=budgets.JSON_FILE_ITEMS.name)
@@ -79,7 +79,7 @@ def read_json_source(source: ByteSource, art: Artifact,
                 budget=budgets.INDEX_ENTRIES.name)
             art.parsed = False
             return None
-        return json.loads(text, parse_constant=_no_constant)
+        return json_text.loads(text, parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         art.issue(IssueCode.UNPARSEABLE, f"not valid JSON: {exc}")
         art.parsed = False

@@ -89,7 +89,7 @@ def recover_safetensors(
     """QTensors from a __grit__ header; returns them and the stored tensor
     names they consume (planes and payloads)."""
     where = "__grit__"
-    n_items = budgets.json_items(text)
+    n_items = budgets.json_items(text, budgets.JSON_ITEMS.value)
     if n_items > budgets.JSON_ITEMS.value:
         art.issue(IssueCode.GRIT_HEADER, budgets.JSON_ITEMS.exceeded("__grit__", n_items))
         return [], set()

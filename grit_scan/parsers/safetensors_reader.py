@@ -21,7 +21,7 @@ from operator import add, itemgetter, mul, sub
 from typing import Any
 
 from ..artifact import Artifact, IssueCode, StoredTensor, TensorTable
-from . import budgets
+from . import budgets, json_text
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource, ParseError
 
@@ -136,7 +136,7 @@ def read_header(f: ByteSource, art: Artifact) -> Header:
         raise ParseError(f"header is not valid UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
         raise ParseError("header starts with a byte-order mark, which is not JSON")
-    n_items = budgets.json_items(text)
+    n_items = budgets.json_items(text, MAX_JSON_ITEMS)
     if n_items > MAX_JSON_ITEMS:
         raise ParseError(budgets.JSON_ITEMS.exceeded("header JSON", n_items))
     try:
@@ -205,9 +205,9 @@ def _loads_plain(text: str, max_objects: int = MAX_TENSORS + 2) -> dict[str, Any
     string value it retains; a key dropped as a duplicate (at any depth),
     or a string anywhere these levels do not count, makes the retained
     count fall short of the text's, and the hook decides."""
-    if "\\" in text or text.count("{") > max_objects:
+    if "\\" in text or (len(text) > max_objects and text.count("{") > max_objects):
         return None
-    obj = json.loads(text, parse_constant=_reject_constant)
+    obj = json_text.loads(text, parse_constant=_reject_constant)
     if type(obj) is not dict:
         return None
     vals = list(obj.values())
