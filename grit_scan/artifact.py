@@ -855,19 +855,22 @@ class Inferred(NamedTuple):
     unquantized: dict[str, int]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Artifact:
-    """One scanned file (or manifest) and everything read from it."""
+    """One scanned file (or manifest) and everything read from it: made
+    whole by its reader (``ArtifactDraft.finish``) and never edited after;
+    a later stage that adds to it (grouping into models, a manifest's
+    expectations) makes a new one (``dataclasses.replace``)."""
 
     path: str  # display path, relative to the scan root
     abs_path: str
     format: Format
     size: int = 0
-    tensors: Sequence[StoredTensor] = field(default_factory=list)
+    tensors: Sequence[StoredTensor] = ()
     quantized: QList = field(default_factory=QList)
-    unquantized: dict[str, int] = field(default_factory=dict)  # dtype -> count
-    metadata: dict[str, Any] = field(default_factory=dict)
-    issues: list[Issue] = field(default_factory=list)
+    unquantized: Mapping[str, int] = field(default_factory=dict)  # dtype -> count
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    issues: tuple[Issue, ...] = ()
     producer: str | None = None
     group: str | None = None  # the checkpoint (directory) this file belongs to
     parsed: bool = True  # False when the file could not be parsed at all
@@ -878,7 +881,7 @@ class Artifact:
     repo: str | None = None
     revision: str | None = None
     # tensor names a GRIT header already describes (not inferred again)
-    claimed: set[str] = field(default_factory=set)
+    claimed: frozenset[str] = frozenset()
     # (device, inode, size, mtime) of the local file its header was read from:
     # --deep refuses to read a different file under the same name
     identity: tuple[int, int, int, int] | None = None
@@ -908,9 +911,40 @@ class Artifact:
             return self.tensors.nbytes
         return [t.nbytes for t in self.tensors]
 
+
+@dataclass
+class ArtifactDraft:
+    """An ``Artifact`` while its reader fills it in: the same fields, the
+    containers open, and ``issue`` to record a problem.  Only the parsers
+    layer makes one; ``finish`` is the Artifact every later stage sees."""
+
+    path: str
+    abs_path: str
+    format: Format
+    size: int = 0
+    tensors: Sequence[StoredTensor] = field(default_factory=list)
+    quantized: QList = field(default_factory=QList)
+    unquantized: dict[str, int] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+    producer: str | None = None
+    group: str | None = None
+    parsed: bool = True
+    claimed: set[str] = field(default_factory=set)
+    identity: tuple[int, int, int, int] | None = None
+
     def issue(self, code: IssueCode, message: str, tensor: str | None = None,
               **detail: Any) -> None:
         self.issues.append(Issue(code, message, tensor, detail))
+
+    def finish(self) -> Artifact:
+        """The artifact as read (a list of stored tensors becomes a tuple)."""
+        tensors = self.tensors
+        return Artifact(self.path, self.abs_path, self.format, self.size,
+                        tensors if isinstance(tensors, TensorTable) else tuple(tensors),
+                        self.quantized, self.unquantized, self.metadata, tuple(self.issues),
+                        self.producer, self.group, self.parsed, claimed=frozenset(self.claimed),
+                        identity=self.identity)
 
 
 @dataclass

@@ -148,8 +148,7 @@ def test_tensors_are_columns_one_maker_per_type_and_shape(many):
         assert all(q[i].shape == rep.shape and q[i].convention == rep.convention for i in idx)
         assert (maker is None) == (rep.source is not Source.GGML_TYPE)
     # kins: the same partition of the names, whether columns or objects
-    as_objects = Artifact(path="o", abs_path="o", format=Format.GGUF)
-    as_objects.quantized = QList(objs)
+    as_objects = Artifact(path="o", abs_path="o", format=Format.GGUF, quantized=QList(objs))
 
     def partition(a):
         names = a.quantized.names()

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grit_scan.api import write_manifest
-from grit_scan.artifact import Artifact, Format
+from grit_scan.artifact import ArtifactDraft, Format
 from grit_scan.collector import paused
 from grit_scan.parsers import configs, manifest
 
@@ -39,7 +39,7 @@ def test_the_written_manifest_reads_as_json_loads(written: tuple[Path, dict[str,
                                                   ) -> None:
     out, doc = written
     assert json.loads(out.read_bytes()) == doc
-    art = Artifact(path=str(out), abs_path=str(out), format=Format.MANIFEST)
+    art = ArtifactDraft(path=str(out), abs_path=str(out), format=Format.MANIFEST)
     assert configs.read_json(str(out), art) == doc and not art.issues
 
 
@@ -146,7 +146,7 @@ def test_a_clean_manifest_takes_the_fast_path(written: tuple[Path, dict[str, Any
     calls: list[str] = []
     each = manifest._each
 
-    def spy(art: Artifact, rel: str, *rest: Any) -> Any:
+    def spy(art: ArtifactDraft, rel: str, *rest: Any) -> Any:
         calls.append(rel)
         return each(art, rel, *rest)
 

@@ -191,3 +191,32 @@ def test_a_convention_without_planes_is_listed_where_its_weight_is(tmp_path, cap
         assert {x["name"] for x in files[f]["tensors"]} == want, f
         assert all(x["grade"] is None and x["reason"] for x in files[f]["tensors"])
     assert files[S1]["unquantized"] == {"F16": 1} and files[S2]["unquantized"] == {}
+
+
+@pytest.mark.parametrize("build", [split_model, three_shards])
+def test_grouping_makes_new_records_and_leaves_the_read_ones_alone(tmp_path, build):
+    """Readers return finished artifacts (frozen), and grouping into models
+    gives new records: the records read are exactly as they were, while
+    the new ones carry the model's tensors, issues and counts."""
+    import dataclasses
+
+    from grit_scan.artifact import Artifact, Format
+    from grit_scan.parsers import models, readers
+
+    write(tmp_path, build())
+    read = [readers.read_safetensors(str(p), p.name)
+            for p in sorted(tmp_path.glob("*.safetensors"))]
+    assert all(isinstance(a, Artifact) and a.format is Format.SAFETENSORS for a in read)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read[0].parsed = False  # type: ignore[misc]
+    before = [(a.issues, list(a.quantized), dict(a.unquantized), dict(a.metadata), a.model)
+              for a in read]
+    new = models.assemble(read, [], None, lambda m: m)
+    assert [(a.issues, list(a.quantized), dict(a.unquantized), dict(a.metadata), a.model)
+            for a in read] == before
+    assert all(a is not b for a, b in zip(read, new))
+    assert all(not a.quantized and not a.unquantized for a in read)
+    # the model's three FP8 modules per shard (split_model: 2 + 1) were inferred
+    assert sum(len(a.quantized) for a in new) == sum(
+        n.endswith("_proj.weight") for a in read for n in a.tensor_names())
+    assert all(b.model is not None for b in new) and any(b.unquantized for b in new)

@@ -400,7 +400,7 @@ def test_header_parse_without_the_hook_finds_what_the_hook_finds(doc):
     """safetensors_reader parses a header without its duplicate-key hook
     only when the text proves there is no duplicate; the artifact (tables,
     issues, errors) is the one the hook path gives."""
-    from grit_scan.artifact import Artifact, Format
+    from grit_scan.artifact import ArtifactDraft, Format
     from grit_scan.parsers import safetensors_reader as sr
 
     text, size = doc
@@ -408,7 +408,7 @@ def test_header_parse_without_the_hook_finds_what_the_hook_finds(doc):
     data = struct.pack("<Q", len(raw)) + raw + bytes(size)
 
     def read(plain: bool) -> tuple[object, ...]:
-        art = Artifact(path="m", abs_path="m", format=Format.SAFETENSORS)
+        art = ArtifactDraft(path="m", abs_path="m", format=Format.SAFETENSORS)
         with pytest.MonkeyPatch.context() as m:
             if not plain:
                 m.setattr(sr, "_loads_plain", lambda *_: None)
@@ -500,7 +500,7 @@ def test_fixture_tables_match_the_safetensors_package() -> None:
     """Every valid safetensors fixture, read by grit, against an
     independent reader: names, dtypes and shapes from the safetensors
     package, offsets from the standard library's json, metadata from both."""
-    from grit_scan.artifact import Artifact, Format
+    from grit_scan.artifact import ArtifactDraft, Format
     from grit_scan.parsers import safetensors_reader as sr
 
     safetensors = pytest.importorskip("safetensors")
@@ -515,7 +515,7 @@ def test_fixture_tables_match_the_safetensors_package() -> None:
                 their_meta = f.metadata() or {}
         except Exception:  # noqa: BLE001 - a fixture the reference refuses
             continue
-        art = Artifact(path="m", abs_path="m", format=Format.SAFETENSORS)
+        art = ArtifactDraft(path="m", abs_path="m", format=Format.SAFETENSORS)
         try:
             hdr = sr.read_header(_Bytes(data), art)
         except sr.ParseError:
@@ -535,7 +535,7 @@ def test_fixture_tables_match_the_safetensors_package() -> None:
 
 
 def test_header_duplicates_are_found_with_or_without_escapes():
-    from grit_scan.artifact import Artifact, Format
+    from grit_scan.artifact import ArtifactDraft, Format
     from grit_scan.parsers import safetensors_reader as sr
 
     for text in ('{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
@@ -544,7 +544,7 @@ def test_header_duplicates_are_found_with_or_without_escapes():
                  '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
                  '"\\u0061":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'):
         raw = text.encode()
-        art = Artifact(path="m", abs_path="m", format=Format.SAFETENSORS)
+        art = ArtifactDraft(path="m", abs_path="m", format=Format.SAFETENSORS)
         sr.read_header(_Bytes(struct.pack("<Q", len(raw)) + raw + b"\0"), art)
         assert [i.code for i in art.issues][:1] == [IssueCode.DUPLICATE], text
     # a header without duplicates (and a key with a colon) takes the plain parse

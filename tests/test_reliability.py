@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ref_ids import fnv1a
 
 import grit_scan
-from grit_scan.artifact import Artifact, IssueCode
+from grit_scan.artifact import Artifact, ArtifactDraft, IssueCode
 from grit_scan.cli import main
 from grit_scan.codec.errors import GritError
 from grit_scan.codec.grade import parse_grade
@@ -243,7 +243,7 @@ json_values = st.recursive(
 @FUZZ
 @given(json_values)
 def test_fuzz_manifest_and_index_parsers(tmp_path, obj):
-    art = Artifact("i", "i", "index")
+    art = ArtifactDraft("i", "i", "index")
     wm = index.parse_index(obj, art)
     assert wm is None or isinstance(wm, dict)
     p = tmp_path / "grit-manifest.json"
@@ -304,7 +304,7 @@ def test_gguf_string_array_length_does_not_hang():
 
             def read_at(self, off, n):
                 return blob[off : off + n]
-        gguf_reader.read_header(F(), Artifact("x", "x", "gguf"))  # type: ignore[arg-type]
+        gguf_reader.read_header(F(), ArtifactDraft("x", "x", "gguf"))  # type: ignore[arg-type]
     # a loop over 2^62 strings would never end; this CPU-time bound only
     # catches that (CPU time, which a loaded machine does not stretch)
     assert time.process_time() - t < 30

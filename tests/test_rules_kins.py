@@ -36,16 +36,15 @@ def unshared(scan: ScanInput) -> ScanInput:
     out = copy.copy(scan)
     out.artifacts = []
     for a in scan.artifacts:
-        b = copy.copy(a)
         if a.format is Format.MANIFEST:
             # a manifest's entries stay one Recorded per listed file, as read
             recs = [Recorded.of_entries(r.rel, alone(map(r.entry, range(len(r)))))
                     for r in Recorded.of(a.quantized)]
-            b.quantized = QList()
-            b.quantized.add_replays(recs, *Recorded.columns(recs))
+            qs = QList()
+            qs.add_replays(recs, *Recorded.columns(recs))
         else:
-            b.quantized = QList(alone(a.quantized))
-        out.artifacts.append(b)
+            qs = QList(alone(a.quantized))
+        out.artifacts.append(dataclasses.replace(a, quantized=qs))
     return out
 
 

@@ -365,7 +365,7 @@ def test_bulk_header_check_is_the_per_entry_check(entries, fix, slack, rnd):
     problem, finds none, and its table lists what that path lists; a header
     the per-entry path finds nothing in, with every extent below 2^63, is
     accepted."""
-    from grit_scan.artifact import Artifact, Format
+    from grit_scan.artifact import ArtifactDraft, Format
     from grit_scan.parsers import safetensors_reader as sr
 
     region = None
@@ -376,7 +376,7 @@ def test_bulk_header_check_is_the_per_entry_check(entries, fix, slack, rnd):
     obj = {f"t{i}": e for i, e in enumerate(entries)}
     hdr = sr.Header(header_len=8, data_start=16)
     ok = sr._fast_path(dict(obj), hdr, region)
-    art = Artifact(path="x", abs_path="x", format=Format.SAFETENSORS)
+    art = ArtifactDraft(path="x", abs_path="x", format=Format.SAFETENSORS)
     rows, spans = [], []
     for name, entry in obj.items():
         st_ = sr._entry(name, entry, hdr.data_start, region, art)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..artifact import Artifact, Format, IssueCode
+from ..artifact import ArtifactDraft, Format, IssueCode
 from ..names import Declared, pattern_refused
 from . import budgets, json_text
 from .budgets import Budget
@@ -24,7 +24,7 @@ from .roles import role_function
 CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
 
 
-def read_json(path: str, art: Artifact,
+def read_json(path: str, art: ArtifactDraft,
               limit: Budget = budgets.JSON_FILE_BYTES,
               meter: ReadMeter | None = None) -> Any | None:
     """A bounded, strict JSON read of a local file; problems become issues
@@ -38,7 +38,7 @@ def read_json(path: str, art: Artifact,
         return None
 
 
-def read_json_source(source: ByteSource, art: Artifact,
+def read_json_source(source: ByteSource, art: ArtifactDraft,
                      limit: Budget = budgets.JSON_FILE_BYTES) -> Any | None:
     """A bounded, strict JSON read over any ByteSource (a local file, a
     remote config or index); problems become issues on ``art``.  The size
@@ -267,7 +267,7 @@ def merge(found: list[Declared]) -> Declared | None:
     return out
 
 
-def declared_of(name: str, obj: Any, art: Artifact) -> tuple[Declared | None,
+def declared_of(name: str, obj: Any, art: ArtifactDraft) -> tuple[Declared | None,
                                                              dict[str, Any] | None]:
     """What one config file (by its lower-case name) declares, and for
     config.json the model's type and layer count; its problems (refused
@@ -286,7 +286,7 @@ def declared_of(name: str, obj: Any, art: Artifact) -> tuple[Declared | None,
     return from_hf_quant_config(obj), None
 
 
-def gather(name: str, obj: Any, art: Artifact, found: list[Declared],
+def gather(name: str, obj: Any, art: ArtifactDraft, found: list[Declared],
            info: dict[str, Any]) -> dict[str, Any]:
     """``declared_of`` for one config of a checkpoint: what it declares goes
     into ``found``; returns the model info (config.json's, else ``info``)."""

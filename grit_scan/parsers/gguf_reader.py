@@ -21,7 +21,7 @@ from math import prod
 from operator import add, eq, floordiv, itemgetter, mul, neg
 from typing import Any
 
-from ..artifact import Artifact, IssueCode, TensorTable
+from ..artifact import ArtifactDraft, IssueCode, TensorTable
 from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource, ParseError, Unsupported
@@ -234,7 +234,7 @@ def _value(r: _Reader, vtype: int, key: str, depth: int = 0) -> Any:
     raise ParseError(f"{key!r}: value type {vtype} is not a GGUF value type (0-12)")
 
 
-def read_header(f: ByteSource, art: Artifact) -> GgufHeader:
+def read_header(f: ByteSource, art: ArtifactDraft) -> GgufHeader:
     from .ggml_types import block_table  # gguf is imported for a GGUF only
 
     r = _Reader(f)
@@ -329,7 +329,7 @@ class _Columns:
 
 
 def _info(r: _Reader, i: int, alignment: int, rank_limit: int, seen: set[str],
-          memo: dict[object, Any], cols: _Columns, art: Artifact) -> None:
+          memo: dict[object, Any], cols: _Columns, art: ArtifactDraft) -> None:
     """Tensor-info entry ``i``, field by field: every problem is named here."""
     from .ggml_types import block_size, type_name
 
@@ -455,7 +455,7 @@ def _tensor_infos_py(data: bytes, pos: int, count: int, alignment: int, rank_lim
 _infos = _tensor_infos_py
 
 
-def _lay_out(h: GgufHeader, c: _Columns, size: int, art: Artifact) -> None:
+def _lay_out(h: GgufHeader, c: _Columns, size: int, art: ArtifactDraft) -> None:
     """Absolute ranges, lengths from the offsets, and contiguity (C's rule);
     then the table, sorted by name."""
     from .ggml_types import type_name
@@ -507,7 +507,7 @@ _starts = _packed_starts_py
 
 
 def _lay_out_each(h: GgufHeader, c: _Columns, shapes: list[tuple[int, ...]], size: int,
-                  art: Artifact) -> tuple[list[int], list[int]]:
+                  art: ArtifactDraft) -> tuple[list[int], list[int]]:
     """Each tensor in offset order: where it starts, how many of its bytes
     the file holds, and an issue for each one out of place or cut short."""
     from .ggml_types import type_name

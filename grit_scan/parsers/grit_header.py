@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..artifact import Artifact, IssueCode, PlaneRef, QTensor, Source, StoredTensor
+from ..artifact import ArtifactDraft, IssueCode, PlaneRef, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import Grade, parse_grade, registry
@@ -26,7 +26,8 @@ _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 PLANE_KEYS = ("data", "scale0", "scale1", "aux")
 
 
-def _hex_keyed_strings(raw: Any, art: Artifact, where: str, what: str) -> Iterator[tuple[str, str]]:
+def _hex_keyed_strings(raw: Any, art: ArtifactDraft, where: str,
+                       what: str) -> Iterator[tuple[str, str]]:
     """The well-formed '<16 hex>': '<string>' entries of a grades/layouts map;
     malformed ones become GRIT_HEADER issues."""
     if raw is None:
@@ -42,7 +43,7 @@ def _hex_keyed_strings(raw: Any, art: Artifact, where: str, what: str) -> Iterat
         yield k, v
 
 
-def parse_grades(raw: Any, art: Artifact, where: str) -> dict[int, Grade]:
+def parse_grades(raw: Any, art: ArtifactDraft, where: str) -> dict[int, Grade]:
     """A grades map: id (16 hex) -> canonical string, each re-hashed."""
     out: dict[int, Grade] = {}
     for k, v in _hex_keyed_strings(raw, art, where, "grades"):
@@ -64,7 +65,7 @@ def parse_grades(raw: Any, art: Artifact, where: str) -> dict[int, Grade]:
     return out
 
 
-def parse_layouts(raw: Any, art: Artifact, where: str) -> dict[int, str]:
+def parse_layouts(raw: Any, art: ArtifactDraft, where: str) -> dict[int, str]:
     out: dict[int, str] = {}
     for k, v in _hex_keyed_strings(raw, art, where, "layouts"):
         try:
@@ -84,7 +85,7 @@ def parse_layouts(raw: Any, art: Artifact, where: str) -> dict[int, str]:
 
 
 def recover_safetensors(
-    art: Artifact, text: str, tensors: Mapping[str, StoredTensor], role: Any,
+    art: ArtifactDraft, text: str, tensors: Mapping[str, StoredTensor], role: Any,
 ) -> tuple[list[QTensor], set[str]]:
     """QTensors from a __grit__ header; returns them and the stored tensor
     names they consume (planes and payloads)."""
@@ -132,7 +133,7 @@ def recover_safetensors(
     return out, used
 
 
-def _one(art: Artifact, name: str, ent: Any, tensors: Mapping[str, StoredTensor],
+def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTensor],
          reg: dict[int, Grade], layouts: dict[int, str], role: Any) -> QTensor | None:
     def bad(msg: str, **kw: Any) -> None:
         art.issue(IssueCode.GRIT_HEADER, f"__grit__ tensor {name!r}: {msg}", tensor=name, **kw)

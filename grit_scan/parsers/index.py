@@ -19,7 +19,7 @@ from operator import contains
 from pathlib import PureWindowsPath
 from typing import Any, NamedTuple
 
-from ..artifact import Artifact, IssueCode
+from ..artifact import Artifact, ArtifactDraft, IssueCode
 from . import budgets
 
 _DRIVE = r"^[A-Za-z]:"  # compiled where first used (re's cache), not at import: start-up, issue 15
@@ -64,7 +64,7 @@ def share_shard_names(obj: Any) -> Any:
     return obj
 
 
-def parse_index(obj: Any, art: Artifact) -> dict[str, str] | None:
+def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
     """The weight_map (tensor -> shard) of a valid index, or None with issues."""
     if not isinstance(obj, dict):
         art.issue(IssueCode.UNPARSEABLE, "an index must be a JSON object")
@@ -130,7 +130,7 @@ class Indexed(NamedTuple):
     name: str  # the index's file name
 
 
-def read_parsed(obj: Any, art: Artifact, names: Collection[str],
+def read_parsed(obj: Any, art: ArtifactDraft, names: Collection[str],
                 shards_read: Mapping[str, Artifact]) -> Indexed | None:
     """An index's parsed JSON against the directory: ``names`` are the file
     names there, ``shards_read`` the shards already read, by file name.  The
@@ -149,7 +149,7 @@ def read_parsed(obj: Any, art: Artifact, names: Collection[str],
     return Indexed(tuple(art.metadata["shards"]), exact, os.path.basename(art.path))
 
 
-def check_index(art: Artifact, weight_map: dict[str, str], shards: dict[str, Artifact],
+def check_index(art: ArtifactDraft, weight_map: dict[str, str], shards: dict[str, Artifact],
                 exists: dict[str, bool]) -> bool:
     """Cross-check an index against the shard headers (same directory).
     True: every shard it names is here, parsed, and holds exactly the
@@ -224,7 +224,7 @@ def _exact(weight_map: dict[str, str], shards: dict[str, Artifact], named: int) 
         map(contains, map(held.__getitem__, weight_map.values()), weight_map))
 
 
-def _total_size(art: Artifact, total: int, any_shard: bool, missing: list[str]) -> None:
+def _total_size(art: ArtifactDraft, total: int, any_shard: bool, missing: list[str]) -> None:
     ts = art.metadata.get("total_size")
     if isinstance(ts, int) and any_shard and not missing and total != ts:
         art.issue(IssueCode.NOTE, f"index total_size is {ts:,} bytes; the shards' tensors "

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import ClassVar, NamedTuple, Protocol, TypeVar
 
-from ..artifact import Artifact, Format, IssueCode, ReadError
+from ..artifact import Artifact, ArtifactDraft, Format, IssueCode, ReadError
 from ..codec.errors import GritError
 from ..names import Declared
 from .fileio import ReadMeter
@@ -104,8 +104,8 @@ class Reader(ABC):
         contents (problems are issues on the artifact)."""
 
 
-def read_checked(art: Artifact, source: ByteSource,
-                 read: Callable[[ByteSource, Artifact], T]) -> T | None:
+def read_checked(art: ArtifactDraft, source: ByteSource,
+                 read: Callable[[ByteSource, ArtifactDraft], T]) -> T | None:
     """Read a file's header with ``read`` (every reader's one way to turn
     its parser's errors into issues), check that the source did not change
     meanwhile.  None (with an issue on ``art``) when it could not: a

@@ -24,6 +24,7 @@ from .._version import __version__
 from ..artifact import (
     NO_LAYOUTS,
     Artifact,
+    ArtifactDraft,
     Format,
     IssueCode,
     QList,
@@ -47,8 +48,8 @@ _HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 
 
 def read_manifest(path: str, display: str, group: str,
-                  meter: ReadMeter | None = None) -> tuple[Artifact, list[str]]:
-    art = Artifact(path=display, abs_path=path, format=Format.MANIFEST, group=group)
+                  meter: ReadMeter | None = None) -> tuple[ArtifactDraft, list[str]]:
+    art = ArtifactDraft(path=display, abs_path=path, format=Format.MANIFEST, group=group)
     obj = read_json(path, art, meter=meter)
     listed: list[str] = []
     if obj is None:
@@ -134,7 +135,7 @@ _OBJECTS, _LISTS = frozenset((dict,)), frozenset((list,))
 _STRS = frozenset((str,))
 
 
-def _tensors(art: Artifact, rel: str, tensors: dict[str, Any],
+def _tensors(art: ArtifactDraft, rel: str, tensors: dict[str, Any],
              memo: dict[tuple[str, str], Any]) -> Recorded:
     """One listed file's entries.  The usual file (every entry an object
     whose descriptor and gid texts decode, and whose shape is a list of
@@ -187,7 +188,7 @@ def _shape_ok(shape: Any) -> bool:
         _EXTENT_TYPES.issuperset(map(type, shape)) and min(shape) >= 0))
 
 
-def _each(art: Artifact, rel: str, tensors: dict[str, Any],
+def _each(art: ArtifactDraft, rel: str, tensors: dict[str, Any],
           memo: dict[tuple[str, str], Any]) -> Recorded:
     """The file's entries read one by one: the Recorded of those that are
     well formed, holding them as objects."""
@@ -200,7 +201,7 @@ def _each(art: Artifact, rel: str, tensors: dict[str, Any],
     return Recorded.of_entries(rel, out)
 
 
-def _tensor(art: Artifact, rel: str, name: str, t: Any, notes: tuple[str, ...],
+def _tensor(art: ArtifactDraft, rel: str, name: str, t: Any, notes: tuple[str, ...],
             memo: dict[tuple[str, str], Any]) -> QTensor | None:
     if not isinstance(t, dict):
         art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: entry is not an object", tensor=name)

@@ -79,21 +79,24 @@ def assemble(arts: Sequence[Artifact], index_shards: Sequence[Indexed],
     model_of = {id(a): model for model, members in chain(models.items(), gguf.items())
                 for a in members}
     out = [_placed(a, model_of.get(id(a), a.model)) for a in arts]
-    new = {id(a): b for a, b in zip(arts, out)}
+    at = {id(a): k for k, a in enumerate(arts)}
     for model, old in models.items():
-        members = [new[id(a)] for a in old]
-        parsed = [a for a in members if a.parsed]
+        parsed = [a for a in old if a.parsed]
+        placed = [out[at[id(a)]] for a in parsed]
         try:
-            infer_model(parsed, declared, role, model in disjoint)
+            done = infer_model(placed, declared, role, model in disjoint)
         except Exception as exc:  # noqa: BLE001 - containment is the point
-            _contain(parsed, model, exc, tracebacks)
-        for a in members:
+            done = _contain(placed, model, exc, tracebacks)
+        for a, b in zip(parsed, done):
+            out[at[id(a)]] = b
+        for a in old:
             if isinstance(a.tensors, TensorTable):
                 a.tensors.release()
     for old in gguf.values():
-        members = [new[id(a)] for a in old]
+        members = [out[at[id(a)]] for a in old]
         if len(members) > 1 or any("split.count" in a.metadata for a in members):
-            _split_file_type(members)
+            for a, b in zip(old, _split_file_type(members)):
+                out[at[id(a)]] = b
     return out
 
 
@@ -114,21 +117,24 @@ def put_back(arts: list[Artifact], start: int, old: Sequence[Artifact],
 
 
 def _contain(members: Sequence[Artifact], model: str, exc: Exception,
-             tracebacks: list[str] | None) -> None:
-    """An exception raised while inferring ``model``'s conventions, as an
-    internal_error issue on its first file (nothing of the model was
-    verified); every other model of the scan is still judged."""
+             tracebacks: list[str] | None) -> list[Artifact]:
+    """``members`` after an exception raised while inferring ``model``'s
+    conventions: an internal_error issue on its first file (nothing of the
+    model was verified); every other model of the scan is still judged."""
     import traceback
 
     if tracebacks is not None:
         tracebacks.append(traceback.format_exc())
-    if members:
-        members[0].issue(
-            IssueCode.INTERNAL_ERROR,
-            f"internal error while inferring the conventions of model {model}: "
-            f"{type(exc).__name__}: {str(exc)[:500]} (other models are unaffected; "
-            "--debug shows the traceback)", internal_error=True, rule="conventions",
-            exception=type(exc).__name__)
+    if not members:
+        return []
+    first = members[0]
+    why = Issue(IssueCode.INTERNAL_ERROR,
+                f"internal error while inferring the conventions of model {model}: "
+                f"{type(exc).__name__}: {str(exc)[:500]} (other models are unaffected; "
+                "--debug shows the traceback)",
+                detail={"internal_error": True, "rule": "conventions",
+                        "exception": type(exc).__name__})
+    return [replace(first, issues=first.issues + (why,)), *members[1:]]
 
 
 def _safetensors_models(arts: Sequence[Artifact], index_shards: Sequence[Indexed]
@@ -167,40 +173,72 @@ def _model_key(a: Artifact, base: str) -> str:
     return os.path.join(os.path.dirname(a.path), base)
 
 
+class _Added:
+    """What inferring a model's conventions gives one of its shards: its
+    tensors (the shard's own first, from a GRIT header), the issues that
+    name them and its unquantised counts.  Local to one ``infer_model``
+    call, which makes each shard's new record from it."""
+
+    __slots__ = ("quantized", "issues", "unquantized")
+
+    def __init__(self, a: Artifact) -> None:
+        self.quantized = QList()
+        self.quantized.home = a.quantized.home
+        self.quantized.extend(a.quantized)
+        self.issues: list[Issue] = []
+        self.unquantized: dict[str, int] = dict(a.unquantized)
+
+    def record(self, a: Artifact) -> Artifact:
+        return replace(a, quantized=self.quantized, issues=a.issues + tuple(self.issues),
+                       unquantized=self.unquantized)
+
+
 def infer_model(members: Sequence[Artifact], declared: Declared | None,
-                role: Callable[[str], str], disjoint: bool = False) -> None:
-    """Conventions over the union of a model's shards; each inferred tensor
-    goes to the shard holding its data, issues to the shard they name.
-    ``disjoint``: the shards are known to share no tensor name."""
+                role: Callable[[str], str], disjoint: bool = False) -> list[Artifact]:
+    """``members`` (a model's shards) as new records with the conventions
+    inferred over their union: each inferred tensor in the shard holding its
+    data, each issue in the shard it names.  ``disjoint``: the shards are
+    known to share no tensor name."""
     if not members:
-        return
+        return []
+    added = [_Added(a) for a in members]
     if (not any(a.claimed for a in members) and all(map(_only_floats, members))
             and (disjoint or _disjoint(members))):
         # nothing here can be quantised (no convention uses only float
         # dtypes): counted from the dtype columns, no records built
-        for a in members:
-            _add_counts(a, Counter(a.tensor_dtypes()))
-        return
+        for a, more in zip(members, added):
+            _add_counts(more.unquantized, Counter(a.tensor_dtypes()))
+        return [more.record(a) for a, more in zip(members, added)]
     # here, not at the top: a model of only floats never needs it (start-up)
     from .. import conventions
 
     if len(members) == 1:
-        a = members[0]
+        a, more = members[0], added[0]
         cols = conventions.Columns.of(a.tensors)
         got = conventions.infer(cols, conventions.used_mask(cols, a.claimed), declared, role)
-        a.quantized.extend(got.quantized)
-        a.issues.extend(got.issues)
-        _add_counts(a, got.unquantized)
-        return
+        more.quantized.extend(got.quantized)
+        more.issues.extend(got.issues)
+        _add_counts(more.unquantized, got.unquantized)
+        return [more.record(a)]
+    _infer_shards(members, added, declared, role, disjoint)
+    return [more.record(a) for a, more in zip(members, added)]
+
+
+def _infer_shards(members: Sequence[Artifact], added: Sequence[_Added],
+                  declared: Declared | None, role: Callable[[str], str],
+                  disjoint: bool) -> None:
+    """``infer_model`` of two or more shards, into ``added``."""
+    from .. import conventions
+
     overlap = not (disjoint or _disjoint(members))
     cols = _columns(members, overlap)
     used = conventions.used_mask(cols, set().union(*(a.claimed for a in members)))
-    by_path = {a.abs_path: a for a in members}
+    by_path = {a.abs_path: more for a, more in zip(members, added)}
     # taken apart at once: the list is dropped below when every tensor has
     # gone to its shard, and nothing else may keep it alive
     qs, issues, counted = conventions.infer(cols, used, declared, role)
-    for a in members:
-        a.quantized.home = a.abs_path  # a replayed tensor's planes there need no file
+    for a, more in zip(members, added):
+        more.quantized.home = a.abs_path  # a replayed tensor's planes there need no file
     first = members[0].abs_path
     if _distribute(qs, cols, [by_path[f or first] for f in cols.where.file_numbers()[1]]):
         qs = QList()
@@ -212,25 +250,26 @@ def infer_model(members: Sequence[Artifact], declared: Declared | None,
                 by_path[cols.file(at) or first].quantized.replay(maker, made_from)
                 continue
             q = maker.make(made_from, None)
-        home = by_path[_home(q, cols) or first]
-        _localise(q, home.abs_path)
-        home.quantized.append(q)
+        path = _home(q, cols) or first
+        _localise(q, path)
+        by_path[path].quantized.append(q)
     for iss, g in zip(issues, _positions(issues, cols)):
-        owner = members[0] if g is None else by_path[cols.file(g) or ""]
+        owner = added[0] if g is None else by_path[cols.file(g) or ""]
         owner.issues.append(iss)
     if not counted:
         return
     unused = used.translate(conventions.UNUSED)
     if overlap:
         for g in compress(range(len(cols)), unused):
-            a = by_path[cols.file(g) or ""]
+            counts = by_path[cols.file(g) or ""].unquantized
             dt = cols.dtypes[g]
-            a.unquantized[dt] = a.unquantized.get(dt, 0) + 1
+            counts[dt] = counts.get(dt, 0) + 1
         return
     start = 0
-    for a in members:  # no name in two shards: each shard's own columns
+    for a, more in zip(members, added):  # no name in two shards: each shard's own columns
         n = len(a.tensors)
-        _add_counts(a, Counter(compress(a.tensor_dtypes(), unused[start:start + n])))
+        _add_counts(more.unquantized,
+                    Counter(compress(a.tensor_dtypes(), unused[start:start + n])))
         start += n
 
 
@@ -291,12 +330,12 @@ def _disjoint(members: Sequence[Artifact]) -> bool:
     return True
 
 
-def _add_counts(a: Artifact, counts: Mapping[str, int]) -> None:
+def _add_counts(into: dict[str, int], counts: Mapping[str, int]) -> None:
     for dt, n in counts.items():
-        a.unquantized[dt] = a.unquantized.get(dt, 0) + n
+        into[dt] = into.get(dt, 0) + n
 
 
-def _distribute(qs: QList, cols: Columns, homes: Sequence[Artifact]) -> bool:
+def _distribute(qs: QList, cols: Columns, homes: Sequence[_Added]) -> bool:
     """Give each shard of ``homes`` (by file number) the replayed tensors
     whose data plane it holds, as ``_home`` would, in a few C-level passes,
     when every tensor of ``qs`` is replayed and has a named data plane
@@ -395,10 +434,10 @@ def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:
     return out
 
 
-def _split_file_type(members: list[Artifact]) -> None:
-    """Shard 1's general.file_type recorded on every part of a GGUF split
-    (llama-gguf-split writes it to shard 1 only).  Whether the set is whole
-    is a rule's question (rules/support.split_issues)."""
+def _split_file_type(members: list[Artifact]) -> list[Artifact]:
+    """``members`` (a GGUF split's parts) with shard 1's general.file_type
+    recorded on every part (llama-gguf-split writes it to shard 1 only).
+    Whether the set is whole is a rule's question (rules/support.split_issues)."""
     parsed = [a for a in members if a.parsed]
     numbers: dict[int, list[Artifact]] = defaultdict(list)
     for a in parsed:
@@ -407,8 +446,8 @@ def _split_file_type(members: list[Artifact]) -> None:
             numbers[no].append(a)
     first = numbers.get(0)
     ft = first[0].metadata.get("file_type_name") if first else None
-    if isinstance(ft, str):
-        for a in parsed:
-            if "file_type_name" not in a.metadata:
-                a.metadata["file_type_name"] = ft
-                a.metadata["file_type_from"] = first[0].path if first else None
+    if not isinstance(ft, str):
+        return members
+    shown = first[0].path if first else None
+    return [replace(a, metadata={**a.metadata, "file_type_name": ft, "file_type_from": shown})
+            if a.parsed and "file_type_name" not in a.metadata else a for a in members]

@@ -26,7 +26,7 @@ import zipfile
 from types import MappingProxyType
 from typing import Any
 
-from ..artifact import Artifact, Format, IssueCode, StoredTensor
+from ..artifact import Artifact, ArtifactDraft, Format, IssueCode, StoredTensor
 from . import budgets
 from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, read_checked
 
@@ -52,15 +52,15 @@ class NpzReader(Reader):
         return name.lower().endswith(".npz")
 
     def read(self, source: ByteSource, ctx: ReadContext) -> Artifact:
-        art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.NPZ,
-                       group=ctx.group)
+        art = ArtifactDraft(path=ctx.display, abs_path=ctx.abs_path, format=Format.NPZ,
+                            group=ctx.group)
         tensors = read_checked(art, source, _archive)
         if tensors is not None:
             art.tensors = tensors
-        return art
+        return art.finish()
 
 
-def _archive(source: ByteSource, art: Artifact) -> list[StoredTensor]:
+def _archive(source: ByteSource, art: ArtifactDraft) -> list[StoredTensor]:
     """The archive's stored tensors, by name (ParseError: not a readable
     archive; Unsupported: members without an address)."""
     try:
@@ -119,7 +119,7 @@ def _members(source: ByteSource) -> list[zipfile.ZipInfo]:
         return zf.infolist()
 
 
-def _tensor(source: ByteSource, info: zipfile.ZipInfo, art: Artifact) -> StoredTensor | None:
+def _tensor(source: ByteSource, info: zipfile.ZipInfo, art: ArtifactDraft) -> StoredTensor | None:
     name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
 
     def bad(msg: str) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..artifact import (
     Artifact,
+    ArtifactDraft,
     Format,
     IssueCode,
     PlaneRef,
@@ -103,10 +104,10 @@ def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = No
                               CHECKPOINT_READERS[1])
             return reader.read(f, ctx)
     except ReadError as exc:
-        art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=fmt or Format.SAFETENSORS,
-                       parsed=False, group=ctx.group)
+        art = ArtifactDraft(path=ctx.display, abs_path=ctx.abs_path,
+                            format=fmt or Format.SAFETENSORS, parsed=False, group=ctx.group)
         art.issue(IssueCode.SKIPPED, str(exc))
-        return art
+        return art.finish()
 
 
 def read_safetensors(path: str, display: str, declared: Declared | None = None,
@@ -127,7 +128,7 @@ _HEADER_BROKEN = frozenset({IssueCode.UNPARSEABLE, IssueCode.BAD_OFFSETS, IssueC
                             IssueCode.TRUNCATED, IssueCode.DUPLICATE})
 
 
-def _ask_reference(art: Artifact, source: ByteSource) -> None:
+def _ask_reference(art: ArtifactDraft, source: ByteSource) -> None:
     from .reference import safetensors_verdict  # only for a broken file
 
     verdict = safetensors_verdict(source)
@@ -139,14 +140,14 @@ def _ask_reference(art: Artifact, source: ByteSource) -> None:
 
 
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
-    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS,
-                   group=ctx.group)
+    art = ArtifactDraft(path=ctx.display, abs_path=ctx.abs_path, format=Format.SAFETENSORS,
+                        group=ctx.group)
     declared, role = ctx.declared, ctx.role
     hdr = read_checked(art, source, safetensors_reader.read_header)
     if any(i.code in _HEADER_BROKEN for i in art.issues):
         _ask_reference(art, source)
     if hdr is None:
-        return art
+        return art.finish()
     art.metadata = {"header_len": hdr.header_len}
     if hdr.metadata:
         art.metadata["safetensors_metadata_keys"] = sorted(hdr.metadata)
@@ -157,7 +158,7 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
         if "__grit__" not in hdr.metadata:
             # nothing more in the file: conventions are inferred per model,
             # across its shards, once the files are grouped (parsers/models.py)
-            return art
+            return art.finish()
         # records only for a GRIT header to be checked against (issue 15)
         tensors: Mapping[str, StoredTensor] = table.by_name()
     else:
@@ -171,7 +172,7 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
             q.declared = declared
         art.quantized.extend(qs)
     art.claimed = used
-    return art
+    return art.finish()
 
 
 @functools.lru_cache(maxsize=256)
@@ -240,11 +241,11 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     from . import gguf_reader
     from .ggml_types import MAPPINGS  # gguf: GGUF only
 
-    art = Artifact(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF,
-                   group=ctx.group)
+    art = ArtifactDraft(path=ctx.display, abs_path=ctx.abs_path, format=Format.GGUF,
+                        group=ctx.group)
     h = read_checked(art, source, gguf_reader.read_header)
     if h is None:
-        return art
+        return art.finish()
     table = art.tensors = h.tensors
     art.metadata = _gguf_metadata(h)
     grit = _gguf_grit(art, h)
@@ -290,10 +291,10 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
             col_vals.extend(range(start, end))
         start = end
     art.quantized = QList.from_columns(objs, makers, col_kinds, col_vals)
-    return art
+    return art.finish()
 
 
-def _unmapped(art: Artifact, name: str, ttype: int, shape: tuple[int, ...], offset: int,
+def _unmapped(art: ArtifactDraft, name: str, ttype: int, shape: tuple[int, ...], offset: int,
               available: int) -> QTensor | None:
     """A tensor of a ggml type with no GRIT mapping: counted when unquantised
     (None), else a QTensor without descriptor, and the issue saying why."""
@@ -346,7 +347,7 @@ def _file_type_name(ft: int) -> str:
     return name.removeprefix("MOSTLY_") if name is not None else f"file type {ft}"
 
 
-def _gguf_grit(art: Artifact, h: GgufHeader) -> dict[str, QTensor]:
+def _gguf_grit(art: ArtifactDraft, h: GgufHeader) -> dict[str, QTensor]:
     """GRIT-native tensors through the grit.* keys (RECONSTRUCTION §10)."""
     from ..codec import descriptor as desc_mod
     from ..codec.grade import registry

@@ -20,7 +20,7 @@ from itertools import chain, repeat
 from operator import add, itemgetter, mul, sub
 from typing import Any
 
-from ..artifact import Artifact, IssueCode, StoredTensor, TensorTable
+from ..artifact import ArtifactDraft, IssueCode, StoredTensor, TensorTable
 from . import budgets, json_text
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource, ParseError
@@ -118,7 +118,7 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_header(f: ByteSource, art: Artifact) -> Header:
+def read_header(f: ByteSource, art: ArtifactDraft) -> Header:
     """Parse and validate the header; problems become issues on ``art``.
     Raises ParseError when nothing can be read."""
     if f.size < 8:
@@ -295,7 +295,7 @@ def _is_uint(x: Any) -> bool:
 
 
 def _entry(name: str, entry: Any, data_start: int, region: int,
-           art: Artifact) -> StoredTensor | None:
+           art: ArtifactDraft) -> StoredTensor | None:
     def bad(msg: str, **kw: Any) -> None:
         art.issue(IssueCode.BAD_TENSOR, f"tensor {name!r}: {msg}", tensor=name, **kw)
 
@@ -344,7 +344,7 @@ def _entry(name: str, entry: Any, data_start: int, region: int,
     return StoredTensor(name, dtype, tuple(shape), data_start + start, end - start, available)
 
 
-def _coverage(spans: list[tuple[int, int, str]], region: int, art: Artifact) -> None:
+def _coverage(spans: list[tuple[int, int, str]], region: int, art: ArtifactDraft) -> None:
     """Offsets must tile [0, region) exactly: report gaps, overlaps, trailing
     bytes and truncation (each truncated tensor by name)."""
     spans.sort()

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..artifact import Artifact, Format, Issue, IssueCode, ReadError, ScanInput
+from ..artifact import Artifact, ArtifactDraft, Format, Issue, IssueCode, ReadError, ScanInput
 from ..names import Declared
 from . import budgets, configs, index, models, readers
 from .fileio import ReadMeter, SafeFile
@@ -260,13 +260,13 @@ def _declared(d: _Dir, scan: ScanInput, group: str, meter: ReadMeter | None = No
     arts: list[Artifact] = []
     for name in sorted(d.configs):
         path = d.configs[name]
-        art = Artifact(path=os.path.join(group, name), abs_path=path, format=Format.CONFIG,
-                       group=group)
+        art = ArtifactDraft(path=os.path.join(group, name), abs_path=path, format=Format.CONFIG,
+                            group=group)
         obj = configs.read_json(path, art, budgets.CONFIG_BYTES, meter)
         if obj is not None:
             info = configs.gather(name, obj, art, found, info)
         if art.issues:
-            arts.append(art)
+            arts.append(art.finish())
     declared, role = configs.settle(found, info, group, scan.declared)
     return declared, role, arts
 
@@ -288,24 +288,24 @@ def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
 
         if tracebacks is not None:
             tracebacks.append(traceback.format_exc())
-        art = Artifact(path=disp, abs_path=path, format=fmt, parsed=False, group=group)
+        art = ArtifactDraft(path=disp, abs_path=path, format=fmt, parsed=False, group=group)
         art.issue(IssueCode.INTERNAL_ERROR, f"internal error while reading this file: "
                   f"{type(exc).__name__}: {str(exc)[:500]} (other files are unaffected; "
                   "--debug shows the traceback)", internal_error=True, rule="reader",
                   exception=type(exc).__name__)
-        return art
+        return art.finish()
 
 
 def _parse_indexes(d: _Dir, group: str,
-                   meter: ReadMeter | None = None) -> list[tuple[Artifact, Any]]:
+                   meter: ReadMeter | None = None) -> list[tuple[ArtifactDraft, Any]]:
     """Each index of the directory and its parsed JSON (None if it has
     none), read before the shards: the JSON text is then freed before any
     shard is read, and only the parsed entries are alive beside the shards'
     columns (issue 15: a 400,000-entry index is 35 MB of text, and parsing
     it after the shards was a sharded scan's peak)."""
-    out: list[tuple[Artifact, Any]] = []
+    out: list[tuple[ArtifactDraft, Any]] = []
     for path, disp in d.indexes:
-        art = Artifact(path=disp, abs_path=path, format=Format.INDEX, group=group)
+        art = ArtifactDraft(path=disp, abs_path=path, format=Format.INDEX, group=group)
         out.append((art, index.share_shard_names(configs.read_json(path, art, meter=meter))))
     return out
 
@@ -332,12 +332,12 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
         # each index checked against the shards, then its parsed JSON
         # dropped before the model's conventions are inferred
         # (index.read_parsed)
-        art, obj = indexes.pop()
-        got = None if obj is None else index.read_parsed(obj, art, d.names, by_name)
+        idx, obj = indexes.pop()
+        got = None if obj is None else index.read_parsed(obj, idx, d.names, by_name)
         del obj
         if got is not None:
             index_shards.append(got)
-        scan.artifacts.append(art)
+        scan.artifacts.append(idx.finish())
     # the directory's files as the models they make up (conventions across
     # shards, GGUF splits, cache repositories)
     shards = list(by_name.values())
@@ -357,7 +357,6 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
             man.metadata["unlisted"] = unlisted(path, resolved)
         if inside is None:
             inside = Walker(os.path.dirname(path), [], "").inside
-        scan.artifacts.append(man)
         base = os.path.dirname(path)
         pending: dict[str, _Dir] = {}  # the listed files not yet read, by directory
         for rel in listed:
@@ -378,6 +377,7 @@ def _read_dir(d: _Dir, scan: ScanInput, group: str,
                 sub = pending[os.path.dirname(target)] = _Dir(os.path.dirname(shown))
             sub.files.append((real, shown, listed_fmt or Format.SAFETENSORS))
             read.add(real)
+        scan.artifacts.append(man.finish())
         # Each directory's listed files are read as the models they make up,
         # with that directory's configs, as a scan of it would read them
         # (docs/ci-gate.md): a module whose weight and scale are in two

@@ -15,7 +15,7 @@ multiply the output).  Every string from a file is escaped (escape.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from .._version import __version__
@@ -65,7 +65,7 @@ def metadata_keys(a: Artifact) -> list[str]:
     return [str(k) for k in keys] if isinstance(keys, (list, tuple)) else []
 
 
-def _scalars(md: dict[str, Any]) -> dict[str, Any]:
+def _scalars(md: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in md.items()
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 

@@ -32,11 +32,11 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_for
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ...artifact import Artifact, Format, Issue, IssueCode, ScanInput
+from ...artifact import Artifact, ArtifactDraft, Format, Issue, IssueCode, ScanInput
 from ...names import Declared
 from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
@@ -86,10 +86,10 @@ def _kind(name: str) -> Format | None:
     return next((r.format for r in readers.CHECKPOINT_READERS if r.claims(name)), None)
 
 
-def _failed(art: Artifact, exc: RemoteError) -> Artifact:
+def _failed(art: ArtifactDraft, exc: RemoteError) -> Artifact:
     art.parsed = False
     art.issue(IssueCode.UNPARSEABLE, str(exc), url=exc.url, http_status=exc.status)
-    return art
+    return art.finish()
 
 
 def read_checkpoint(src: ByteSource, ctx: ReadContext, fmt: Format) -> Artifact:
@@ -316,7 +316,7 @@ class _Reading:
             return True
         return False
 
-    def json(self, rel: str, art: Artifact) -> Any | None:
+    def json(self, rel: str, art: ArtifactDraft) -> Any | None:
         try:
             src = self.source(rel)
         except RemoteError as exc:
@@ -324,7 +324,8 @@ class _Reading:
                 _failed(art, exc)
             return None
         obj = configs.read_json_source(src, art)
-        _notes(src, art)
+        for note in getattr(src, "notes", ()):
+            art.issue(IssueCode.NOTE, f"{art.abs_path}: {note}")
         return obj
 
     def declared(self, d: str, cfgs: list[str], group: str
@@ -333,21 +334,21 @@ class _Reading:
         info: dict[str, object] = {}
         for rel in sorted(cfgs, key=lambda r: posixpath.basename(r).lower()):
             name = posixpath.basename(rel).lower()
-            art = Artifact(path=f"{group}/{name}", abs_path=self.tree.display(rel),
-                           format=Format.CONFIG, group=group)
+            art = ArtifactDraft(path=f"{group}/{name}", abs_path=self.tree.display(rel),
+                                format=Format.CONFIG, group=group)
             obj = self.json(rel, art)
             if rel in self.absent:
                 continue
             if obj is not None:
                 info = configs.gather(name, obj, art, found, info)
             if art.issues:
-                self.scan.artifacts.append(art)
+                self.scan.artifacts.append(art.finish())
         return configs.settle(found, info, group, self.scan.declared)
 
     def checkpoint(self, rel: str, fmt: Format, declared: Declared | None,
                    role: Callable[[str], str], group: str) -> Artifact:
         disp = self.tree.display(rel)
-        art = Artifact(path=disp, abs_path=disp, format=fmt, parsed=False, group=group)
+        draft = ArtifactDraft(path=disp, abs_path=disp, format=fmt, parsed=False, group=group)
         try:
             src = self.source(rel)
             self.scan.sources[disp] = partial(self.tree.open, rel)
@@ -355,16 +356,16 @@ class _Reading:
             ctx = ReadContext(disp, disp, declared, role, group=group)
             art = (self.ahead.parse(rel, src, ctx, fmt) if self.ahead is not None
                    else read_checkpoint(src, ctx, fmt))
-            _notes(src, art)
+            return _with_notes(src, art)
         except RemoteError as exc:
             if self.missing(rel, exc):
-                return art
-            _failed(art, exc)
+                return draft.finish()
+            return _failed(draft, exc)
         except Exception as exc:  # noqa: BLE001 - containment: one file, never the scan
-            art.issue(IssueCode.UNPARSEABLE, f"internal error while reading this file: "
-                      f"{type(exc).__name__}: {exc} (other files are unaffected)",
-                      internal_error=True)
-        return art
+            draft.issue(IssueCode.UNPARSEABLE, f"internal error while reading this file: "
+                        f"{type(exc).__name__}: {exc} (other files are unaffected)",
+                        internal_error=True)
+        return draft.finish()
 
     def directory(self, d: str, rels: list[str]) -> None:
         kinds = {rel: _kind(posixpath.basename(rel)) for rel in rels}
@@ -411,34 +412,37 @@ class _Reading:
             if kinds[rel] is not Format.INDEX:
                 continue
             disp = self.tree.display(rel)
-            art = Artifact(path=disp, abs_path=disp, format=Format.INDEX, group=group)
-            obj = self.json(rel, art)
+            idx = ArtifactDraft(path=disp, abs_path=disp, format=Format.INDEX, group=group)
+            obj = self.json(rel, idx)
             if obj is not None:
-                got = index.read_parsed(obj, art, names, by_name)
+                got = index.read_parsed(obj, idx, names, by_name)
                 obj = None  # freed before the model is assembled (index.read_parsed)
                 if got is not None:
                     index_shards.append(got)
-            self.scan.artifacts.append(art)
+            self.scan.artifacts.append(idx.finish())
         # the same model-level reading as a local directory
         shards = list(by_name.values())
         models.put_back(self.scan.artifacts, start, shards, models.assemble(
             shards, index_shards, declared, role, self.scan.tracebacks))
 
 
-def _notes(src: ByteSource, art: Artifact) -> None:
-    for note in getattr(src, "notes", ()):
-        art.issue(IssueCode.NOTE, f"{art.abs_path}: {note}")
+def _with_notes(src: ByteSource, art: Artifact) -> Artifact:
+    """``art`` with a NOTE for each of its source's notes (the remote
+    source's own remarks, known once it has been read)."""
+    notes = tuple(Issue(IssueCode.NOTE, f"{art.abs_path}: {note}")
+                  for note in getattr(src, "notes", ()))
+    return replace(art, issues=art.issues + notes) if notes else art
 
 
 def read_tree(tree: RemoteTree, scan: ScanInput,
               progress: Callable[[int, int], None] | None = None) -> None:
     for name, why in tree.refused:
         disp = tree.display(name)
-        art = Artifact(path=disp, abs_path=disp, format=_kind(posixpath.basename(name))
+        art = ArtifactDraft(path=disp, abs_path=disp, format=_kind(posixpath.basename(name))
                        or Format.SAFETENSORS, parsed=False, group=tree.group_root)
         art.issue(IssueCode.PATH_ESCAPE, f"the listing of {tree.root} names {name!r}, "
                   f"{why}: refused, never requested")
-        scan.artifacts.append(art)
+        scan.artifacts.append(art.finish())
     dirs: dict[str, list[str]] = {}
     for rel in tree.files:
         dirs.setdefault(posixpath.dirname(rel), []).append(rel)
@@ -455,12 +459,12 @@ def read_tree(tree: RemoteTree, scan: ScanInput,
     for d in sorted(dirs):
         reading.directory(d, sorted(dirs[d]))
     if reading.not_requested:
-        art = Artifact(path=tree.root, abs_path=tree.root, format=Format.SAFETENSORS,
-                       parsed=False, group=tree.group_root)
+        art = ArtifactDraft(path=tree.root, abs_path=tree.root, format=Format.SAFETENSORS,
+                            parsed=False, group=tree.group_root)
         art.issue(IssueCode.UNPARSEABLE, f"{tree.root}: {reading.failures} fetches failed, so "
                   f"{reading.not_requested} more files were not requested (at most "
                   f"{MAX_FAILED_FETCHES} failed fetches per remote root)")
-        scan.artifacts.append(art)
+        scan.artifacts.append(art.finish())
 
 
 def _checked(names: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
@@ -542,7 +546,7 @@ def _http_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
     if named.lower().endswith(INDEX_SUFFIX):
         # the index decides which shards to fetch; it is read again (and its
         # problems reported) with the rest of the repository
-        probe = Artifact(path=named, abs_path=named, format=Format.INDEX)
+        probe = ArtifactDraft(path=named, abs_path=named, format=Format.INDEX)
         obj = configs.read_json_source(opener(named), probe)
         wm = obj.get("weight_map") if isinstance(obj, dict) else None
         shards = sorted({v for v in wm.values() if isinstance(v, str) and
@@ -590,11 +594,11 @@ def collect_url(url: str, scan: ScanInput, opts: RemoteOptions | None = None,
             tree = _fsspec_tree(url, opts, budget)
     except RemoteError as exc:
         shown = redact(url)
-        art = Artifact(path=shown, abs_path=shown, format=Format.SAFETENSORS, group=shown)
+        art = ArtifactDraft(path=shown, abs_path=shown, format=Format.SAFETENSORS, group=shown)
         if isinstance(exc, UnsafePath):
             art.parsed = False
             art.issue(IssueCode.PATH_ESCAPE, str(exc))
-            scan.artifacts.append(art)
+            scan.artifacts.append(art.finish())
         else:
             scan.artifacts.append(_failed(art, exc))
         return
