@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
-import secrets
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
@@ -132,7 +132,7 @@ def dump(doc: Any, stream: TextIO, chunk: int = 8192) -> None:
     The json encoder writes the document; a ``TensorRecords`` reaches its
     ``default``, which hands it a string of its own (a random key), and the
     records' text is written where the encoder writes that string."""
-    nonce = secrets.token_hex(16)
+    nonce = os.urandom(16).hex()  # secrets.token_hex(16), without importing secrets
     spliced: dict[str, TensorRecords] = {}
 
     def default(o: Any) -> Any:
