@@ -63,8 +63,10 @@ def _plain_scan(args: list[str]) -> dict[str, Any] | None:
     None (not ``scan``, or not for it: typer's)."""
     if subcommand(args) != "scan":
         return None
-    from .commands.fast_scan import parse
+    from .collector import paused
 
+    with paused():  # as for typer's modules (commands/_app.py): what they make lives on
+        from .commands.fast_scan import parse
     return parse(args)
 
 

@@ -124,6 +124,11 @@ def test_small_scan_compiles_no_pattern_it_does_not_use(tmp_path):
         # assembly matches file names against the shard pattern
         assert r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$" in patterns
         assert not NEVER_COMPILED & patterns, sorted(NEVER_COMPILED & patterns)
+        # nor the report's escapes: a report with no finding and plain names has
+        # nothing to escape (issue 31)
+        from grit_scan.report import escape, json_format
+
+        assert not {escape._UNSAFE, escape._SURROGATE, json_format._LONE} & patterns
 
 
 @pytest.mark.parametrize("fixture,types", [

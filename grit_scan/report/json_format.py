@@ -81,7 +81,8 @@ class Lazy(list[Any]):
 # one, after an even run of backslashes, is replaced by the escape text of
 # that character.  A well-formed pair (\ud83d\ude00) is a character beyond
 # the BMP and stays.
-_LONE = re.compile(r"\\(\\)|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\u(d[c-f][0-9a-f]{2})")
+# Compiled where first used (re's cache), not at import: start-up, issue 31.
+_LONE = r"\\(\\)|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\u(d[c-f][0-9a-f]{2})"
 
 
 def _lone(m: re.Match[str]) -> str:
@@ -92,7 +93,7 @@ def _lone(m: re.Match[str]) -> str:
 
 
 def _valid(text: str) -> str:
-    return text if "\\ud" not in text else _LONE.sub(_lone, text)
+    return text if "\\ud" not in text else re.sub(_LONE, _lone, text)
 
 
 def dumps(doc: Any) -> str:
