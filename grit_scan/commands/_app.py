@@ -3,9 +3,11 @@
 Command modules in this package register themselves on ``app``; ``main``
 runs it: every error, click's usage errors included, becomes one line on
 stderr in one style (``grit: error: ...``) and a defined exit code, never a
-traceback (``--debug`` shows it).  Nothing here imports upward:
-``grit_scan.cli``, the console script, answers ``--version`` and help itself
-(startup.py) and hands every other command line to ``main``/``run`` here.
+traceback (``--debug`` shows it); the lines and codes are outcome.py's,
+shared with fast_scan.py.  Nothing here imports upward: ``grit_scan.cli``,
+the console script, answers ``--version`` itself (startup.py), runs a plain
+``grit scan`` without typer (fast_scan.py) and hands every other command
+line, help included, to ``main``/``run`` here.
 """
 
 # No ``from __future__ import annotations`` here: typer reads the commands'
