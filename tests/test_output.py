@@ -293,7 +293,7 @@ def test_completion_of_option_values():
 CTRL_C = r"""
 import sys, time
 from concurrent.futures import ThreadPoolExecutor
-import grit_scan.commands.scan_cmds as sc
+import grit_scan.commands.scan_run as sc
 from grit_scan.cli import run
 
 def slow_scan(*a, **k):

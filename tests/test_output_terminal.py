@@ -230,7 +230,7 @@ def test_progress_rate_counts_the_bytes_read(monkeypatch):
     import io
 
     from grit_scan import scan
-    from grit_scan.commands import scan_cmds
+    from grit_scan.commands import scan_run
     from grit_scan.parsers import fileio
     meter = fileio.ReadMeter()
     scan([str(ROOT / "fixtures" / "sample")], meter=meter)
@@ -240,11 +240,11 @@ def test_progress_rate_counts_the_bytes_read(monkeypatch):
     assert sizes and meter.total >= sum(sizes)
 
     clock = [102.0, 100.0]  # popped from the end: set-up, then the update
-    monkeypatch.setattr(scan_cmds.time, "monotonic", lambda: clock.pop() if clock else 102.0)
+    monkeypatch.setattr(scan_run.time, "monotonic", lambda: clock.pop() if clock else 102.0)
     monkeypatch.setenv("GRIT_PROGRESS_AFTER", "0")
     monkeypatch.setenv("COLUMNS", "200")
     out = io.StringIO()
-    line = scan_cmds._Progress(out, color=False)
+    line = scan_run._Progress(out, color=False)
     line.meter.add(3_000_000)  # what the scan read since the line was set up
     line.update("reading", 3, 4)
     # 3 files and 3,000,000 bytes in 2 s

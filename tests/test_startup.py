@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grit_scan.writers import Raw, write_safetensors
@@ -124,6 +124,11 @@ def test_small_scan_compiles_no_pattern_it_does_not_use(tmp_path):
         # assembly matches file names against the shard pattern
         assert r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$" in patterns
         assert not NEVER_COMPILED & patterns, sorted(NEVER_COMPILED & patterns)
+        # nor the report's escapes: a report with no finding and plain names has
+        # nothing to escape (issue 31)
+        from grit_scan.report import escape, json_format
+
+        assert not {escape._UNSAFE, escape._SURROGATE, json_format._LONE} & patterns
 
 
 @pytest.mark.parametrize("fixture,types", [
@@ -413,3 +418,193 @@ def test_help_order_does_not_follow_import_order():
     listed = [line.split()[0] for line in fresh.stdout.split("Commands:")[1].splitlines()
               if line.startswith("  ") and not line.startswith("   ")]
     assert listed[:3] == ["scan", "manifest", "sweep"]
+
+
+# --- a plain scan without typer (commands/fast_scan.py, issue 31) -----------
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+
+
+def test_small_scan_imports_no_typer(tmp_path):
+    """``grit scan FILE`` (and ``--json``, ``--output-format full``) is parsed
+    by commands/fast_scan.py: typer, click and the command modules are never
+    imported; the output is the scan's."""
+    write_safetensors(tmp_path / "tiny.safetensors",
+                      {"w.weight": Raw("BF16", [4, 4], bytes(32))})
+    for args in (["scan", "tiny.safetensors"], ["scan", "--json", "tiny.safetensors"],
+                 ["--debug", "scan", "--output-format", "full", "tiny.safetensors"],
+                 ["scan", "tiny.safetensors", "--debug", "--deep"]):
+        code, out, err, mods = imported(args, tmp_path)
+        assert code == 0 and err == "" and out, (args, err)
+        tops = {m.split(".")[0] for m in mods}
+        assert not {"typer", "click", "pydantic"} & tops, args
+        if "--deep" not in args:  # nor what only other inputs, errors or --debug need
+            assert not {"shutil", "traceback", "secrets", "subprocess", "zipfile"} & tops, args
+        assert "grit_scan.commands._app" not in mods and "grit_scan.commands.scan_cmds" \
+            not in mods
+    # anything else is typer's
+    code, out, err, mods = imported(["scan", "--select", "size_mismatch", "tiny.safetensors"],
+                                    tmp_path)
+    assert code == 0 and "typer" in mods and "grit_scan.commands.scan_cmds" in mods
+
+
+def _typer_kwargs(argv):
+    """What typer hands ``run_scan`` for ``argv`` (scan_cmds.scan_cmd's
+    call), with the exit code of typer's main; run_scan itself is not run."""
+    from unittest import mock
+
+    from grit_scan.commands import _app, scan_cmds
+
+    got = []
+    with mock.patch.object(scan_cmds, "run_scan", lambda **kw: got.append(kw) or 0):
+        code = _app.main(list(argv))
+    return code, (got[0] if got else None)
+
+
+def _with_defaults(kwargs):
+    import inspect
+
+    from grit_scan.commands.scan_run import run_scan
+
+    bound = inspect.signature(run_scan).bind(**kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+TOKENS = ["a", "b.safetensors", "scan", "--deep", "--json", "--sarif", "--statistics",
+          "--isolated", "--output-format", "full", "json", "sarif", "grouped", "FULL",
+          "--debug", "-h", "--help", "--", "-", "", "--output-format=json", "--jobs", "2",
+          "--changed", "--select", "size_mismatch", "--js", "-x", "--version"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["scan"], ["scan", "a"], ["scan", "a", "b"], ["scan", "--json", "a"],
+    ["scan", "a", "--json", "b", "--deep"], ["--debug", "scan", "a"],
+    ["scan", "a", "--debug"], ["scan", "--output-format", "full", "a"],
+    ["scan", "--output-format", "sarif", "--output-format", "github", "a"],
+    ["scan", "--json", "--json", "--sarif", "--statistics", "--isolated", "a"],
+    ["--debug", "--debug", "scan", "--debug"], ["scan", "--output-format", "json", "--json"]])
+def test_plain_scan_is_parsed_as_typer_parses_it(argv):
+    """fast_scan.parse gives run_scan what typer gives it (every parameter,
+    defaults included), on the command lines it takes."""
+    from grit_scan.commands.fast_scan import parse
+
+    ours = parse(list(argv))
+    assert ours is not None, argv
+    code, theirs = _typer_kwargs(argv)
+    assert code == 0 and theirs is not None
+    assert _with_defaults(ours) == {**theirs, "debug": theirs["debug"]}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=7), st.booleans(), st.booleans())
+def test_generated_command_lines_are_parsed_as_typer_parses_them(tail, debug, scan_first):
+    """Any command line fast_scan.parse takes, typer takes too and hands
+    run_scan the same values (of the same types); a line it declines is
+    typer's, whatever typer makes of it."""
+    from grit_scan.commands.fast_scan import parse
+
+    argv = (["--debug"] if debug else []) + (["scan"] if scan_first else []) + tail
+    ours = parse(list(argv))
+    if ours is None:
+        return
+    code, theirs = _typer_kwargs(argv)
+    assert code == 0 and theirs is not None, argv
+    full = _with_defaults(ours)
+    assert full == theirs and [type(v) for v in full.values()] == \
+        [type(theirs[k]) for k in full], argv
+
+
+def test_completion_and_odd_forms_are_typers(monkeypatch):
+    from grit_scan.commands.fast_scan import parse
+
+    for argv in (["scan", "--"], ["scan", "-"], ["scan", ""], ["scan", "-h"],
+                 ["scan", "--output-format=json"], ["scan", "--output-format"],
+                 ["scan", "--output-format", "FULL"], ["scan", "--jobs", "2"], ["rule"],
+                 ["--version"], [], ["-x", "scan"], ["scan", "--changed", "a"]):
+        assert parse(argv) is None, argv
+    assert parse(["scan", "a"]) is not None
+    monkeypatch.setenv("_GRIT_COMPLETE", "complete_bash")
+    assert parse(["scan", "a"]) is None
+
+
+def _both(argv, capsys):
+    """(exit code, stdout, stderr) of ``grit ARGV`` by the console path
+    (cli.main: the fast path for a plain scan) and by typer's
+    (commands._app.main)."""
+    from grit_scan.cli import main
+    from grit_scan.commands import _app
+
+    out = []
+    for run in (main, _app.main):
+        code = run(list(argv))
+        o, e = capsys.readouterr()
+        out.append((code, o, e))
+    return out
+
+
+@pytest.mark.parametrize("args", [
+    ["sample"], ["--json", "sample"], ["--output-format", "full", "sample"],
+    ["--sarif", "sample"], ["--output-format", "github", "broken"],
+    ["--output-format", "grouped", "--statistics", "broken"], ["--json", "--statistics",
+                                                                "conformance"],
+    ["producers", "conventions"], ["no/such/path"], ["--json", "no/such/path"],
+    ["--json", "--sarif", "sample"], ["--statistics", "--sarif", "sample"],
+    ["--output-format", "full", "--json", "sample"], ["--isolated", "--deep", "sample"]])
+def test_fast_path_prints_what_typer_prints(args, capsys, monkeypatch):
+    """The same exit code and the same bytes on stdout and stderr, findings,
+    usage errors and missing paths included."""
+    from grit_scan.commands.fast_scan import parse
+
+    monkeypatch.chdir(FIXTURES)
+    argv = ["scan", *args]
+    assert parse(argv) is not None
+    fast, typer_ = _both(argv, capsys)
+    assert fast == typer_
+    assert fast[1] or fast[2]
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom\nsecond line"), KeyboardInterrupt(),
+                                 EOFError(), BrokenPipeError(5, "not a closed pipe"),
+                                 "usage"])
+@pytest.mark.parametrize("debug", [False, True])
+def test_fast_path_ends_errors_as_typer_does(exc, debug, capsys, monkeypatch):
+    """An exception out of the scan ends as commands/_app.py ends it under
+    typer: internal error 70, Ctrl-C 130, a usage error 64, the same lines
+    (the traceback with --debug)."""
+    from grit_scan.commands import scan_cmds, scan_run
+    from grit_scan.commands.outcome import UsageError
+
+    def boom(**kw):
+        raise UsageError("--jobs takes a positive number") if exc == "usage" else exc
+
+    monkeypatch.setattr(scan_run, "run_scan", boom)
+    monkeypatch.setattr(scan_cmds, "run_scan", boom)
+    argv = (["--debug"] if debug else []) + ["scan", "x"]
+    fast, typer_ = _both(argv, capsys)
+    assert fast[:2] == typer_[:2]
+    if debug and not isinstance(exc, (KeyboardInterrupt, EOFError)):
+        # the tracebacks differ in the frames above the scan, not in what was raised
+        assert fast[2].splitlines()[-1] == typer_[2].splitlines()[-1]
+        assert fast[2].splitlines()[0] == typer_[2].splitlines()[0]
+    else:
+        assert fast[2] == typer_[2]
+
+
+def test_closed_pipe_exits_1_as_click_does(tmp_path):
+    """``grit scan ... | head``: stdout closed while the report is written;
+    exit 1 and nothing on stderr, as typer (click's main) ends it."""
+    script = ("import sys, os\n"
+              "r, w = os.pipe()\n"
+              "os.close(r)\n"
+              "os.dup2(w, 1)\n"
+              "sys.argv = ['grit', *sys.argv[1:]]\n"
+              "from grit_scan.cli import run\n"
+              "run()\n")
+    outs = []
+    for extra in ([], ["--select", "size_mismatch,role_drift,artifact_drift"]):
+        p = subprocess.run([sys.executable, "-c", script, "scan", "--output-format", "full",
+                            *extra, os.path.join(FIXTURES, "sample")],
+                           capture_output=True, text=True)
+        outs.append((p.returncode, p.stderr))
+    assert outs[0] == outs[1]

@@ -3,9 +3,11 @@
 Command modules in this package register themselves on ``app``; ``main``
 runs it: every error, click's usage errors included, becomes one line on
 stderr in one style (``grit: error: ...``) and a defined exit code, never a
-traceback (``--debug`` shows it).  Nothing here imports upward:
-``grit_scan.cli``, the console script, answers ``--version`` and help itself
-(startup.py) and hands every other command line to ``main``/``run`` here.
+traceback (``--debug`` shows it); the lines and codes are outcome.py's,
+shared with fast_scan.py.  Nothing here imports upward: ``grit_scan.cli``,
+the console script, answers ``--version`` itself (startup.py), runs a plain
+``grit scan`` without typer (fast_scan.py) and hands every other command
+line, help included, to ``main``/``run`` here.
 """
 
 # No ``from __future__ import annotations`` here: typer reads the commands'
@@ -17,7 +19,6 @@ import os
 import signal
 import sys
 import traceback
-from types import FrameType
 
 import typer
 import typer.core
@@ -27,6 +28,12 @@ from typer.exceptions import Abort, Exit
 from ..codec.errors import GritError
 from ..collector import paused
 from .coercion import direct_command
+from .outcome import EXIT_INTERNAL, EXIT_INTERRUPTED, on_sigint
+
+# re-exported: the command modules take them from here
+from .outcome import EXIT_USAGE as EXIT_USAGE
+from .outcome import UsageError as UsageError
+from .outcome import error_line as error_line
 from .startup import COMMAND_OF, hoist_globals, version_text
 from .startup import subcommand as _subcommand
 
@@ -60,17 +67,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-# A usage error (unknown option, bad value) exits 64 (sysexits EX_USAGE), a
-# code no finding class uses (docs/exit-codes.md), so a CI script can tell a
-# mistyped flag from a finding.
-EXIT_USAGE = 64
-EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
 _DEBUG = {"on": False}
-
-
-class UsageError(GritError):
-    """A command-line usage error: exit 2."""
 
 
 def _version_callback(value: bool) -> None:
@@ -96,15 +93,6 @@ def _root(
 
 def debug_enabled() -> bool:
     return _DEBUG["on"]
-
-
-def error_line(message: str, level: str = "error") -> None:
-    """One clear line on stderr (multi-line details are indented below it).
-    Control and bidi characters, which may come from a file, are escaped."""
-    from ..report.escape import esc
-
-    lines = message.split("\n")
-    sys.stderr.write(f"grit: {level}: " + "\n".join(esc(x) for x in lines) + "\n")
 
 
 # Command modules, in the order help lists them: scan first.
@@ -219,16 +207,6 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C: one line and exit 130 now, without waiting for worker threads
-    (a --jobs pool would otherwise finish its files first)."""
-    try:
-        error_line("interrupted")
-        sys.stderr.flush()
-    finally:
-        os._exit(EXIT_INTERRUPTED)
-
-
 def _command_paused_gc(args: list[str]) -> typer.core.TyperGroup:
     """``command(args)`` with the cyclic garbage collector paused: importing
     the command modules allocates tens of thousands of objects that live
@@ -239,7 +217,7 @@ def _command_paused_gc(args: list[str]) -> typer.core.TyperGroup:
 
 
 def run() -> None:
-    signal.signal(signal.SIGINT, _on_sigint)
+    signal.signal(signal.SIGINT, on_sigint)
     code = main()
     # What is still alive now lives until exit: frozen, it is skipped by the
     # interpreter's last garbage collections at shutdown (start-up cost, issue 15)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import zlib
 from collections.abc import Mapping
@@ -154,6 +153,8 @@ def build(arch_names: list[str] | None = None) -> dict[str, dict[str, str]]:
     batches = [[n for n in names if n not in overriding]]
     batches += [[n] for n in names if n in overriding]
     out: dict[str, dict[str, str]] = {}
+    import subprocess  # only when the table is made (start-up: issue 31)
+
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     for batch in filter(None, batches):
         got = subprocess.run([sys.executable, "-c", _ONE, *batch], capture_output=True,

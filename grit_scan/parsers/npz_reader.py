@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import io
 import struct
-import zipfile
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..artifact import Artifact, ArtifactDraft, Format, IssueCode, StoredTensor
 from . import budgets
 from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, read_checked
+
+if TYPE_CHECKING:  # zipfile loads when an archive is read (start-up, issue 31)
+    import zipfile
 
 ZIP_MAGIC = b"PK\x03\x04"
 NPY_MAGIC = b"\x93NUMPY"
@@ -63,6 +65,8 @@ class NpzReader(Reader):
 def _archive(source: ByteSource, art: ArtifactDraft) -> list[StoredTensor]:
     """The archive's stored tensors, by name (ParseError: not a readable
     archive; Unsupported: members without an address)."""
+    import zipfile  # only for an archive: a scan without one never loads it (issue 31)
+
     try:
         members = _members(source)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError,
@@ -115,6 +119,8 @@ class _SourceFile(io.RawIOBase):
 
 
 def _members(source: ByteSource) -> list[zipfile.ZipInfo]:
+    import zipfile
+
     with zipfile.ZipFile(io.BufferedReader(_SourceFile(source))) as zf:
         return zf.infolist()
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..artifact import Artifact, ArtifactDraft, Format, Issue, IssueCode, ReadError, ScanInput
@@ -36,16 +35,19 @@ from .skips import (
 )
 
 
-@dataclass
 class _Dir:
-    """What one directory holds: its checkpoint files, configs, indexes."""
+    """What one directory holds: its checkpoint files, configs, indexes.
+    (A plain class: creating a dataclass costs every scan's start-up, issue 31.)"""
 
-    rel: str
-    files: list[tuple[str, str, Format]] = field(default_factory=list)  # (abs, display, fmt)
-    configs: dict[str, str] = field(default_factory=dict)  # name -> abs
-    indexes: list[tuple[str, str]] = field(default_factory=list)
-    manifests: list[tuple[str, str]] = field(default_factory=list)
-    names: dict[str, str] = field(default_factory=dict)  # file name -> abs (for indexes)
+    __slots__ = ("rel", "files", "configs", "indexes", "manifests", "names")
+
+    def __init__(self, rel: str) -> None:
+        self.rel = rel
+        self.files: list[tuple[str, str, Format]] = []  # (abs, display, fmt)
+        self.configs: dict[str, str] = {}  # name -> abs
+        self.indexes: list[tuple[str, str]] = []
+        self.manifests: list[tuple[str, str]] = []
+        self.names: dict[str, str] = {}  # file name -> abs (for indexes)
 
 
 def sniff(path: str) -> Format | None:

@@ -30,18 +30,29 @@ command when pasted.
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import quote
 
 # Characters never shown raw: C0 controls, DEL, C1 controls, the bidi
 # formatting characters (LRM, RLM, ALM, LRE..RLO, LRI..PDI), zero-width
 # characters that hide text, line/paragraph separators and the BOM.
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
-    "\ud800-\udfff]"
-)
+_UNSAFE = ("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+           "\ud800-\udfff]")
 # Lone surrogates only: what cannot be encoded as UTF-8.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"
+
+
+# Compiled on first use, not at import (start-up, issue 31: a report with
+# no finding may escape nothing).
+@functools.cache
+def _unsafe() -> re.Pattern[str]:
+    return re.compile(_UNSAFE)
+
+
+@functools.cache
+def _surrogate() -> re.Pattern[str]:
+    return re.compile(_SURROGATE)
 
 
 def _one(m: re.Match[str]) -> str:
@@ -53,7 +64,7 @@ def _one(m: re.Match[str]) -> str:
 
 def esc(s: str) -> str:
     """``s`` with every unsafe character shown as an escape (see module doc)."""
-    return _UNSAFE.sub(_one, s)
+    return _unsafe().sub(_one, s)
 
 
 def valid_text(s: str) -> str:
@@ -61,13 +72,13 @@ def valid_text(s: str) -> str:
     for an undecodable file-name byte, ``\\udfff`` otherwise), so that it
     can be written as UTF-8; other characters unchanged (JSON and SARIF
     keep exact names).  ``s`` itself when it has none."""
-    if _SURROGATE.search(s) is None:
+    if _surrogate().search(s) is None:
         return s
-    return _SURROGATE.sub(_one, s)
+    return _surrogate().sub(_one, s)
 
 
 def has_surrogate(s: str) -> bool:
-    return _SURROGATE.search(s) is not None
+    return _surrogate().search(s) is not None
 
 
 def no_command(line: str) -> str:
@@ -81,7 +92,7 @@ def no_command(line: str) -> str:
 
 
 def has_unsafe(s: str) -> bool:
-    return _UNSAFE.search(s) is not None
+    return _unsafe().search(s) is not None
 
 
 def uri_path(path: str) -> str:

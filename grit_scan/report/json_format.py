@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
-import secrets
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
@@ -81,7 +81,8 @@ class Lazy(list[Any]):
 # one, after an even run of backslashes, is replaced by the escape text of
 # that character.  A well-formed pair (\ud83d\ude00) is a character beyond
 # the BMP and stays.
-_LONE = re.compile(r"\\(\\)|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\u(d[c-f][0-9a-f]{2})")
+# Compiled where first used (re's cache), not at import: start-up, issue 31.
+_LONE = r"\\(\\)|\\u(d[89ab][0-9a-f]{2})(\\ud[c-f][0-9a-f]{2})?|\\u(d[c-f][0-9a-f]{2})"
 
 
 def _lone(m: re.Match[str]) -> str:
@@ -92,7 +93,7 @@ def _lone(m: re.Match[str]) -> str:
 
 
 def _valid(text: str) -> str:
-    return text if "\\ud" not in text else _LONE.sub(_lone, text)
+    return text if "\\ud" not in text else re.sub(_LONE, _lone, text)
 
 
 def dumps(doc: Any) -> str:
@@ -132,7 +133,7 @@ def dump(doc: Any, stream: TextIO, chunk: int = 8192) -> None:
     The json encoder writes the document; a ``TensorRecords`` reaches its
     ``default``, which hands it a string of its own (a random key), and the
     records' text is written where the encoder writes that string."""
-    nonce = secrets.token_hex(16)
+    nonce = os.urandom(16).hex()  # secrets.token_hex(16), without importing secrets
     spliced: dict[str, TensorRecords] = {}
 
     def default(o: Any) -> Any:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
@@ -212,6 +211,8 @@ class Runner:
             raise  # --deep: the file went away; reported once per file below
         except Exception as exc:  # noqa: BLE001 - containment is the point
             if self.debug:
+                import traceback  # only for --debug (start-up: issue 31)
+
                 self.tracebacks.append(traceback.format_exc())
             return [rule(Kind.INTERNAL_ERROR).finding(
                 path, f"internal error in rule {module.name} while checking this file: "
