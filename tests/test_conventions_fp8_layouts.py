@@ -163,7 +163,24 @@ def test_a_layout_no_convention_knows_is_noted(tmp_path, capsys, sshape, wshape,
     art = scanned(tmp_path, capsys)
     assert art["tensors"] == []
     assert any(note in n for n in art["notes"]), art["notes"]
-    # the weight is left unconsumed: an FP8 tensor with no scale described
+    # the weight is left unconsumed, and its note says the scale is there but
+    # in a layout no convention describes (not that there is no scale)
+    assert any(f"F8_E4M3 tensor '{W}' has a scale beside it ('{W}_scale') in a layout no "
+               "convention describes" in n for n in art["notes"]), art["notes"]
+    assert not any("has no scale tensor beside it" in n for n in art["notes"]), art["notes"]
+
+
+@pytest.mark.parametrize("others", [{}, {"input_scale": ()}])
+def test_an_fp8_weight_without_a_weight_scale_has_no_scale_beside_it(tmp_path, capsys, others):
+    """No weight scale under the module (an activation scale is not one):
+    the note says there is none."""
+    rng = np.random.default_rng(3)
+    tensors = {W: rng.uniform(-8, 8, size=(ROWS, COLS)).astype(ELEM["F8_E4M3"][0]),
+               **{W.rpartition(".")[0] + "." + k: np.ones(shape, np.float32)
+                  for k, shape in others.items()}}
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    art = scanned(tmp_path, capsys)
+    assert art["tensors"] == []
     assert any(f"F8_E4M3 tensor '{W}' has no scale tensor beside it" in n
                for n in art["notes"]), art["notes"]
 

@@ -53,7 +53,7 @@ def test_shards_get_their_own_tensors_counts_and_issues(tmp_path: Path) -> None:
     notes2 = [(i.tensor, i.message) for i in a2.issues if i.code.value == "note"]
     assert [t for t, _ in notes2] == ["m.c", "m.c.weight"]
     assert "match no per-tensor, per-channel, per-group or block layout" in notes2[0][1]
-    assert "has no scale tensor beside it" in notes2[1][1]
+    assert "has a scale beside it ('m.c.weight_scale') in a layout no convention" in notes2[1][1]
     assert not [i for i in a1.issues if i.code.value == "note"]
 
 

@@ -266,11 +266,7 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
     if not FP8.isdisjoint(counts):
-        for g in compress(range(len(cols)), unused):
-            if cols.dtypes[g] in FP8:
-                log.issue(IssueCode.NOTE, f"{cols.dtypes[g]} tensor {cols.names[g]!r} has no "
-                          "scale tensor beside it; its quantisation is not described",
-                          tensor=cols.names[g])
+        _unused_fp8(log, cols, unused)
     if not set(counts) <= UNQUANTISED_FLOATS or any(
             map(_LOOKS_QUANTISED, compress(cols.names, unused))):
         _unclaimed(log, cols, unused)
@@ -285,6 +281,32 @@ _LOOKS_QUANTISED = methodcaller("endswith", _QUANTISED_ENDS)
 # the dtypes quantised values are stored in
 _CODE_DTYPES = frozenset({"I8", "U8", "I16", "U16", "I32", "U32", "F8_E4M3", "F8_E5M2",
                           "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2"})
+
+
+def _unused_fp8(log: IssueLog, cols: Columns, unused: Sequence[int]) -> None:
+    """A note for each FP8 tensor no convention consumed: it has no scale
+    beside it (no tensor under the same module whose last name component
+    says "scale", activation scales not counted), or the scale beside it is
+    in a layout no convention described (the convention's own note says
+    which)."""
+    scales: dict[str, str] = {}
+    for name in cols.names:
+        stem, _, last = name.rpartition(".")
+        low = last.lower()
+        if "scale" in low and not low.startswith(("input", "output")):
+            scales.setdefault(stem, name)
+    for g in compress(range(len(cols)), unused):
+        dt, name = cols.dtypes[g], cols.names[g]
+        if dt not in FP8:
+            continue
+        sc = scales.get(name.rpartition(".")[0])
+        if sc is None or sc == name:
+            log.issue(IssueCode.NOTE, f"{dt} tensor {name!r} has no scale tensor beside it; "
+                      "its quantisation is not described", tensor=name)
+        else:
+            log.issue(IssueCode.NOTE, f"{dt} tensor {name!r} has a scale beside it ({sc!r}) "
+                      "in a layout no convention describes; its quantisation is not "
+                      "described", tensor=name)
 
 
 def _unclaimed(log: IssueLog, cols: Columns, unused: Sequence[int]) -> None:
