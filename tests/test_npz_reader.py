@@ -93,3 +93,43 @@ def test_hostile_archives(tmp_path: Path) -> None:
         r = grit_scan.scan([str(tmp_path / name)])
         assert any(want in f.message for f in r.findings), (name, [f.message for f in r.findings])
         assert r.exit_code in (1, 4)
+
+
+def _cut_member_tail(buf: bytes, cut: int) -> bytes:
+    """An archive of one stored member whose last ``cut`` data bytes are
+    gone, the central directory kept (moved up, the end record's offset to
+    it fixed): the member, as the directory lists it, runs past the end."""
+    eocd = buf.rindex(b"PK\x05\x06")
+    cd_size, cd_off = int.from_bytes(buf[eocd + 12:eocd + 16], "little"), int.from_bytes(
+        buf[eocd + 16:eocd + 20], "little")
+    head, cd, end = buf[:cd_off - cut], buf[cd_off:cd_off + cd_size], bytearray(buf[eocd:])
+    end[16:20] = (cd_off - cut).to_bytes(4, "little")
+    return head + cd + bytes(end)
+
+
+def test_a_member_running_past_the_end_is_named_truncated(tmp_path: Path) -> None:
+    """Like a truncated safetensors shard: the tensor whose bytes run past
+    the end of the file is named, with how many of its bytes are there
+    (expected from the archive's own sizes, not from the reader)."""
+    w = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    raw = io.BytesIO()
+    np.savez(raw, **{"model.embed.weight": w})
+    cut = 6000
+    p = tmp_path / "cut.npz"
+    p.write_bytes(_cut_member_tail(raw.getvalue(), cut))
+    with zipfile.ZipFile(p) as zf:  # the standard library still lists the member
+        (info,) = zf.infolist()
+    art = read_path(str(p))
+    trunc = [i for i in art.issues if i.code is IssueCode.TRUNCATED]
+    assert [i.tensor for i in trunc] == ["model.embed.weight"]
+    # the member's data is its last w.nbytes bytes; the file now ends before
+    # the directory's listing of it does by ``cut`` less the directory's size
+    data_start = info.file_size - w.nbytes
+    local = p.read_bytes()[info.header_offset:info.header_offset + 30]
+    local_end = (info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+                 + int.from_bytes(local[28:30], "little"))  # its own name and extra field
+    present = p.stat().st_size - (local_end + data_start)
+    assert trunc[0].detail == {"expected": w.nbytes, "actual": present}
+    assert 0 < present < w.nbytes
+    (st,) = art.tensors
+    assert st.nbytes == w.nbytes and st.available == present

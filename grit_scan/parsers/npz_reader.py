@@ -161,6 +161,11 @@ def _tensor(source: ByteSource, info: zipfile.ZipInfo, art: ArtifactDraft) -> St
                   "(fortran_order): its bytes are the transpose of its shape", tensor=name)
     offset = start + header_len
     available = max(0, min(nbytes, source.size - offset))
+    if available < nbytes:
+        art.issue(IssueCode.TRUNCATED,
+                  f"tensor {name!r} needs bytes up to file offset {offset + nbytes} but the "
+                  f"file ends at {source.size}: {available} of {nbytes} bytes present "
+                  "(truncated archive?)", tensor=name, expected=nbytes, actual=available)
     return StoredTensor(name, _DTYPES.get(descr, descr), shape, offset, nbytes, available)
 
 
