@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from itertools import accumulate, chain, compress, islice
-from operator import add, ne
+from operator import add, itemgetter, methodcaller, ne
 from typing import TYPE_CHECKING
 
 from ..artifact import (
@@ -410,19 +410,28 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
     hours on 400,000 tensors."""
     at = cols.index() if any(i.tensor is not None for i in issues) else {}
     want = {i.tensor for i in issues if i.tensor is not None and i.tensor not in at}
-    first: dict[str, int] = {}
-    if want:
-        # ``name.startswith(t + ".")`` exactly when ``t`` is the text before
-        # one of the name's dots
-        for g, name in enumerate(cols.names):
-            dot = name.find(".")
-            while dot != -1:
-                head = name[:dot]
-                if head in want and head not in first:
-                    first[head] = g
-                dot = name.find(".", dot + 1)
+    first = _first_under(cols.names, want) if want else {}
     return [None if i.tensor is None else at.get(i.tensor, first.get(i.tensor))
             for i in issues]
+
+
+def _first_under(names: Sequence[str], want: set[str]) -> dict[str, int]:
+    """For each of ``want`` that some name starts with followed by a dot,
+    the position of the first such name.  ``name.startswith(t + ".")``
+    exactly when ``t`` is the name's first ``t.count(".") + 1`` components
+    and the name has more: one set of C-level passes over the names per
+    distinct depth of ``want`` (a module name, a tensor name: one or two)."""
+    first: dict[str, int] = {}
+    for d in {t.count(".") for t in want}:
+        parts = list(map(methodcaller("split", ".", d + 1), names))
+        deeper = list(map((d + 2).__eq__, map(len, parts)))  # a component after the head
+        heads = map(".".join, map(itemgetter(slice(0, d + 1)), compress(parts, deeper)))
+        # each head's first position: of a key repeated, a dict keeps the
+        # last value given, so the positions go in from the last
+        at = dict(zip(reversed(list(heads)), reversed(list(compress(range(len(parts)),
+                                                                    deeper)))))
+        first.update((t, at[t]) for t in want if t in at and t.count(".") == d)
+    return first
 
 
 def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:

@@ -1,0 +1,39 @@
+"""parsers/models._first_under against its definition: for each wanted
+text t, the first position of a name that starts with t + "." (the
+position an issue naming a module goes to)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grit_scan.parsers.models import _first_under
+
+component = st.sampled_from(["", "a", "b", "model", "layers", "0", "1", "weight", "w.x"])
+name = st.lists(component, min_size=1, max_size=5).map(".".join)
+
+
+def definition(names: list[str], want: set[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in want:
+        hits = [g for g, n in enumerate(names) if n.startswith(t + ".")]
+        if hits:
+            out[t] = hits[0]
+    return out
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(name, max_size=30), st.sets(name, max_size=8))
+def test_first_name_under_each_wanted_text(names: list[str], want: set[str]) -> None:
+    assert _first_under(names, want) == definition(names, want)
+
+
+def test_a_model_s_modules() -> None:
+    names = ["model.layers.0.mlp.down_proj.weight_packed", "model.layers.0.mlp.down_proj.weight",
+             "model.layers.0.mlp.down_proj.weight.extra", "model.norm.weight",
+             "model.layers.1.mlp.up_proj.weight_scale"]
+    want = {"model.layers.0.mlp.down_proj", "model.layers.0.mlp.down_proj.weight",
+            "model.layers.1.mlp.up_proj", "model.layers.2", "model", "model.norm.weight"}
+    assert _first_under(names, want) == {"model.layers.0.mlp.down_proj": 0,
+                                         "model.layers.0.mlp.down_proj.weight": 2,
+                                         "model.layers.1.mlp.up_proj": 4, "model": 0}
