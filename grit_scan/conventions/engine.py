@@ -33,7 +33,7 @@ from ..codec.grade import Grade
 from ..names import Declared
 from .base import Ctx, claiming
 from .scales import FP8, UNQUANTISED_FLOATS
-from .suffixes import split_names
+from .suffixes import split_columns
 
 
 class Where:
@@ -334,8 +334,10 @@ def _group(names: Sequence[str], at: Iterable[int]) -> dict[str, tuple[str | int
     size, and a 500-shard model holds one per module at the scan's peak
     (memory per stored tensor)."""
     modules: dict[str, tuple[str | int, ...]] = {}
-    for g, (mod, suf) in zip(at, split_names(names)):
-        got = modules.get(mod)
+    get = modules.get
+    mods, sufs = split_columns(names)
+    for g, mod, suf in zip(at, mods, sufs):
+        got = get(mod)
         modules[mod] = (suf, g) if got is None else got + (suf, g)
     return modules
 

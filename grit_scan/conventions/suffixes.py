@@ -27,3 +27,8 @@ def split_name(name: str) -> tuple[str, str]:
 def split_names(names: Sequence[str]) -> Iterator[tuple[str, str]]:
     """``map(split_name, names)``, the usual split taken fast."""
     return table().split_all(names)
+
+
+def split_columns(names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(modules, suffixes): ``split_names`` as two columns."""
+    return table().split_columns(names)
