@@ -115,7 +115,7 @@ def scan(
     report = replace(from_scan(data, kept, messages), fail_on=gate,
                      ignored=ignored_counts(hidden))
     if debug:
-        report.tracebacks.extend(data.tracebacks + runner.tracebacks)
+        report.tracebacks.extend([*data.tracebacks, *runner.tracebacks])
     return report
 
 
@@ -378,7 +378,8 @@ def _model_of(path: str, remote: RemoteOptions | None
             if sharded or re.search(_SPLIT_PART, os.path.basename(path)):
                 data = tree.collect_beside(path)
                 if not any(a.abs_path == real for a in data.artifacts):
-                    data.artifacts.append(_read_alone(real, path, fmt))
+                    data = replace(data, artifacts=(*data.artifacts,
+                                                    _read_alone(real, path, fmt)))
             else:
                 art = _read_alone(real, path, fmt)
                 if not art.parsed:

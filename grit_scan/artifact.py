@@ -947,19 +947,38 @@ class ArtifactDraft:
                         identity=self.identity)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScanInput:
-    """Everything the readers produced for one scan."""
+    """Everything the readers produced for one scan: made whole by the
+    collector (``ScanDraft.finish``), read by the rules, never edited."""
+
+    roots: tuple[str, ...]
+    artifacts: tuple[Artifact, ...] = ()
+    declared: Mapping[str, dict[str, Any]] = field(default_factory=dict)  # group -> config
+    skipped: tuple[Issue, ...] = ()
+    deep: bool = False
+    tracebacks: tuple[str, ...] = ()  # contained read errors (--debug)
+    # remote files of this scan: abs_path -> a function that reopens it as a
+    # ByteSource (--deep streams their tensors); dropped with the scan
+    sources: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+
+
+@dataclass
+class ScanDraft:
+    """A ``ScanInput`` while the collector reads it (parsers/tree.py,
+    parsers/remote/collect.py): the same fields, open lists and maps."""
 
     roots: list[str]
     artifacts: list[Artifact] = field(default_factory=list)
-    declared: dict[str, dict[str, Any]] = field(default_factory=dict)  # group -> config
+    declared: dict[str, dict[str, Any]] = field(default_factory=dict)
     skipped: list[Issue] = field(default_factory=list)
     deep: bool = False
-    tracebacks: list[str] = field(default_factory=list)  # contained read errors (--debug)
-    # remote files of this scan: abs_path -> a function that reopens it as a
-    # ByteSource (--deep streams their tensors); dropped with the scan
+    tracebacks: list[str] = field(default_factory=list)
     sources: dict[str, Callable[[], Any]] = field(default_factory=dict)
+
+    def finish(self) -> ScanInput:
+        return ScanInput(tuple(self.roots), tuple(self.artifacts), self.declared,
+                         tuple(self.skipped), self.deep, tuple(self.tracebacks), self.sources)
 
 
 class PlaneReader(Protocol):

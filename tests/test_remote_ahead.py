@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from remote_loopback import Loopback, hf_endpoint, sharded_model  # noqa: E402
 
 import grit_scan  # noqa: E402
-from grit_scan.artifact import ScanInput  # noqa: E402
+from grit_scan.artifact import ScanDraft  # noqa: E402
 from grit_scan.parsers.remote import MAX_FAILED_FETCHES, Budget, RemoteOptions  # noqa: E402
 from grit_scan.parsers.remote.collect import collect_url  # noqa: E402
 
@@ -47,7 +47,7 @@ def _read(url: str, opts: RemoteOptions, limit: int) -> tuple[list[Any], int, in
     """What the readers made of ``url`` (per file: path, parsed, tensors,
     issues), the bytes charged and the requests counted."""
     budget = Budget(limit)
-    scan = ScanInput(roots=[url])
+    scan = ScanDraft(roots=[url])
     collect_url(url, scan, opts, budget)
     files = [(a.path, a.parsed, len(a.tensors), [(i.code.name, i.message) for i in a.issues])
              for a in scan.artifacts]

@@ -33,8 +33,7 @@ def unshared(scan: ScanInput) -> ScanInput:
         return [dataclasses.replace(q, desc=copy.copy(q.desc), grade=copy.copy(q.grade),
                                     shape=list(q.shape), layouts=dict(q.layouts)) for q in qs]
 
-    out = copy.copy(scan)
-    out.artifacts = []
+    arts = []
     for a in scan.artifacts:
         if a.format is Format.MANIFEST:
             # a manifest's entries stay one Recorded per listed file, as read
@@ -44,8 +43,8 @@ def unshared(scan: ScanInput) -> ScanInput:
             qs.add_replays(recs, *Recorded.columns(recs))
         else:
             qs = QList(alone(a.quantized))
-        out.artifacts.append(dataclasses.replace(a, quantized=qs))
-    return out
+        arts.append(dataclasses.replace(a, quantized=qs))
+    return dataclasses.replace(scan, artifacts=tuple(arts))
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")

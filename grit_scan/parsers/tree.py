@@ -19,7 +19,16 @@ import stat
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..artifact import Artifact, ArtifactDraft, Format, Issue, IssueCode, ReadError, ScanInput
+from ..artifact import (
+    Artifact,
+    ArtifactDraft,
+    Format,
+    Issue,
+    IssueCode,
+    ReadError,
+    ScanDraft,
+    ScanInput,
+)
 from ..names import Declared
 from . import budgets, configs, index, models, readers
 from .fileio import ReadMeter, SafeFile
@@ -255,7 +264,7 @@ class Walker:
             d.files.append((target, self.disp(erel), fmt))
 
 
-def _declared(d: _Dir, scan: ScanInput, group: str, meter: ReadMeter | None = None
+def _declared(d: _Dir, scan: ScanDraft, group: str, meter: ReadMeter | None = None
               ) -> tuple[Declared | None, Callable[[str], str], list[Artifact]]:
     found: list[Declared] = []
     info: dict[str, object] = {}
@@ -312,7 +321,7 @@ def _parse_indexes(d: _Dir, group: str,
     return out
 
 
-def _read_dir(d: _Dir, scan: ScanInput, group: str,
+def _read_dir(d: _Dir, scan: ScanDraft, group: str,
               tick: Callable[[], None] | None = None,
               inside: Callable[[str], bool] | None = None,
               meter: ReadMeter | None = None) -> None:
@@ -410,12 +419,12 @@ def collect_beside(path: str) -> ScanInput:
     subdirectories), as a scan of it would read it: the model a shard or a
     split part belongs to, with its index and configs (a tensor whose
     scales are in another shard is then one tensor)."""
-    scan = ScanInput(roots=[path])
+    scan = ScanDraft(roots=[path])
     parent = os.path.dirname(path) or "."
     w = Walker(parent, scan.skipped, parent, max_depth=0)
     w.walk(w.root, "")
     _read_dir(w.dirs.get("", _Dir("")), scan, parent, None, w.inside)
-    return scan
+    return scan.finish()
 
 
 def _ticker(progress: Callable[[int, int], None] | None, total: int) -> Callable[[], None]:
@@ -438,7 +447,7 @@ def collect(paths: list[str], deep: bool = False,
     checkpoint files are read; ``meter`` counts the bytes read from local
     files (headers, configs, indexes, manifests; not the walk's sniffs)."""
     # a URL's password and signed query values never reach the report
-    scan = ScanInput(roots=[redact(p) if is_url(p) else p for p in paths], deep=deep)
+    scan = ScanDraft(roots=[redact(p) if is_url(p) else p for p in paths], deep=deep)
     budget = None
     for p in paths:
         if is_url(p):  # hf://, https://, s3://, ...: parsers/remote/collect.py
@@ -512,4 +521,4 @@ def collect(paths: list[str], deep: bool = False,
     swap = {id(read[p]): a for p, a in files.items() if a is not read[p]}
     if swap:
         scan.artifacts[:] = [swap.get(id(a), a) for a in scan.artifacts]
-    return scan
+    return scan.finish()

@@ -103,7 +103,7 @@ def from_scan(scan: ScanInput, findings: list[Finding], messages: list[str] | No
               ) -> Report:
     skipped = [{"path": str(i.detail.get("path", "")), "reason": i.message,
                 "kind": str(i.detail.get("kind", "other"))} for i in scan.skipped]
-    return Report(roots=scan.roots, deep=scan.deep, artifacts=scan.artifacts,
+    return Report(roots=list(scan.roots), deep=scan.deep, artifacts=list(scan.artifacts),
                   findings=sort_findings(findings), skipped=skipped,
                   messages=list(messages or []),
                   declared={k: {x: y for x, y in v.items() if x not in ("raw", "all")}

@@ -17,7 +17,7 @@ checkpoints, its indexes.  Each is taken at its turn, in that order, and
 its costs are charged then (a ``Tab``): the byte budget, the failed-fetch
 budget and the report are those of reading them one at a time.
 
-The scan's ``sources`` (``ScanInput.sources``, this scan's only) map each
+The scan's ``sources`` (``ScanDraft.sources``, this scan's only) map each
 remote artifact's ``abs_path`` to a function that reopens it, so ``--deep``
 (parsers/planes.py) streams its tensors; nothing outlives the scan.
 """
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ...artifact import Artifact, ArtifactDraft, Format, Issue, IssueCode, ScanInput
+from ...artifact import Artifact, ArtifactDraft, Format, Issue, IssueCode, ScanDraft
 from ...names import Declared
 from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
@@ -287,7 +287,7 @@ class _Ahead:
 
 
 class _Reading:
-    def __init__(self, tree: RemoteTree, scan: ScanInput, tick: Callable[[], None]) -> None:
+    def __init__(self, tree: RemoteTree, scan: ScanDraft, tick: Callable[[], None]) -> None:
         self.tree, self.scan, self.tick = tree, scan, tick
         self.absent: set[str] = set()
         self.failures = 0
@@ -434,7 +434,7 @@ def _with_notes(src: ByteSource, art: Artifact) -> Artifact:
     return replace(art, issues=art.issues + notes) if notes else art
 
 
-def read_tree(tree: RemoteTree, scan: ScanInput,
+def read_tree(tree: RemoteTree, scan: ScanDraft,
               progress: Callable[[int, int], None] | None = None) -> None:
     for name, why in tree.refused:
         disp = tree.display(name)
@@ -577,7 +577,7 @@ def _fsspec_tree(url: str, opts: RemoteOptions, budget: Budget) -> RemoteTree:
     return RemoteTree(shown.rstrip("/"), shown.rstrip("/"), ok, opener, refused=refused)
 
 
-def collect_url(url: str, scan: ScanInput, opts: RemoteOptions | None = None,
+def collect_url(url: str, scan: ScanDraft, opts: RemoteOptions | None = None,
                 budget: Budget | None = None,
                 progress: Callable[[int, int], None] | None = None) -> None:
     """Read one remote root into ``scan`` (its failures become findings or
