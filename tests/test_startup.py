@@ -225,7 +225,8 @@ def test_values_that_skip_pydantic_are_what_typer_returns():
     checked = 0
     for name, ctx, p, q in _typer_and_ours():
         decl = declared(ctx.command.callback).get(p.name) if ctx.command.callback else None
-        for v in (p.default, None, "x", "", ("a", "b"), (), 3, 2.5):
+        for v in (p.default, None, "x", "", ("a", "b"), (), 3, 2.5, "a/b c", "~", "-",
+                  "/tmp/x/", "é.bin"):
             if p.name in ("version", "help") and v:
                 continue  # prints and exits
             assert "process_value" in vars(p), (name, p.name)  # the shortcut is installed
