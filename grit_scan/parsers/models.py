@@ -415,23 +415,28 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
             for i in issues]
 
 
-def _first_under(names: Sequence[str], want: set[str]) -> dict[str, int]:
+def _first_under(names: Sequence[str], want: set[str], chunk: int = 4096) -> dict[str, int]:
     """For each of ``want`` that some name starts with followed by a dot,
     the position of the first such name.  ``name.startswith(t + ".")``
     exactly when ``t`` is the name's first ``t.count(".") + 1`` components
-    and the name has more: one set of C-level passes over the names per
-    distinct depth of ``want`` (a module name, a tensor name: one or two)."""
+    and the name has more: C-level passes over the names per distinct
+    depth of ``want`` (a module name, a tensor name: one or two), a chunk
+    of ``chunk`` names at a time (the split of 400,000 names held at once
+    was tens of megabytes)."""
     first: dict[str, int] = {}
     for d in {t.count(".") for t in want}:
-        parts = list(map(methodcaller("split", ".", d + 1), names))
-        deeper = list(map((d + 2).__eq__, map(len, parts)))  # a component after the head
-        heads = map(".".join, map(itemgetter(slice(0, d + 1)), compress(parts, deeper)))
-        # each head's first position: of a key repeated, a dict keeps the
-        # last value given, so the positions go in from the last
-        at = dict(zip(reversed(list(heads)), reversed(list(compress(range(len(parts)),
-                                                                    deeper)))))
-        first.update((t, at[t]) for t in want if t in at and t.count(".") == d)
+        split = methodcaller("split", ".", d + 1)
+        head = itemgetter(slice(0, d + 1))
+        for lo in range(0, len(names), chunk):
+            parts = list(map(split, names[lo:lo + chunk]))
+            deeper = list(map((d + 2).__eq__, map(len, parts)))  # a component after the head
+            heads = list(map(".".join, map(head, compress(parts, deeper))))
+            at = compress(range(lo, lo + len(parts)), deeper)
+            # a wanted head has d dots, so it is wanted at this depth only
+            for h, g in compress(zip(heads, at), map(want.__contains__, heads)):
+                first.setdefault(h, g)
     return first
+
 
 
 def _gguf_models(arts: Sequence[Artifact]) -> dict[str, list[Artifact]]:
