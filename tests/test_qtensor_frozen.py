@@ -86,3 +86,27 @@ def test_packed_int_notes_keep_their_order():
     (a, *_) = [q for q in _quantized(FIXTURES / "conventions" / "awq") if q.convention == "awq"]
     assert len(a.notes) == 2 and a.notes[0] == a.reason
     assert a.notes[1].startswith("AWQ's [0,2,4,6,1,3,5,7] nibble interleave")
+
+
+def test_localise_is_replace_with_every_other_field_kept():
+    """models._localise builds its new record field by field (replace is
+    slower): it must be exactly ``dataclasses.replace``'s, whatever fields
+    QTensor gains."""
+    from grit_scan.parsers import models
+
+    values = {f.name: object() for f in dataclasses.fields(QTensor)}
+    home, other = "/m/a.safetensors", "/m/b.safetensors"
+    values["planes"] = [PlaneRef("w", 0, 4, 1, home), None, PlaneRef("s", 8, 2, 1, other)]
+    values["payload"] = PlaneRef("p", 16, 4, 1, home)
+    q = QTensor(**values)
+    got = models._localise(q, home)
+    want = dataclasses.replace(q, planes=[PlaneRef("w", 0, 4, 1, None), None,
+                                          PlaneRef("s", 8, 2, 1, other)],
+                               payload=PlaneRef("p", 16, 4, 1, None))
+    assert got is not q
+    assert all(getattr(got, f.name) is getattr(want, f.name)
+               for f in dataclasses.fields(QTensor) if f.name not in ("planes", "payload"))
+    assert got == want and q.planes[0].file == home  # the original is as it was
+    # nothing in its own file: the record itself
+    far = dataclasses.replace(q, planes=[PlaneRef("w", 0, 4, 1, other)], payload=None)
+    assert models._localise(far, home) is far

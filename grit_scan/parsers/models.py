@@ -386,7 +386,12 @@ def _home(q: QTensor, cols: Columns) -> str | None:
 def _localise(q: QTensor, home: str) -> QTensor:
     """``q`` with no file reference on a plane in the tensor's own file
     ``home`` (a QTensor just inferred, not yet given to its artifact): a new
-    record when one changes, else ``q`` itself."""
+    record when one changes, else ``q`` itself.
+
+    The new record is ``dataclasses.replace(q, planes=..., payload=...)``,
+    built by naming every field: replace costs twice as much, and a model of
+    many shards whose modules have no plan gives one such record a module
+    (tests/test_qtensor_frozen.py holds it to replace's)."""
     planes = local = q.planes
     if isinstance(planes, PlaneSeq):
         planes.localise(home)  # its PlaneRefs are built when asked
@@ -395,7 +400,11 @@ def _localise(q: QTensor, home: str) -> QTensor:
     payload = _here(q.payload, home)
     if local is planes and payload is q.payload:
         return q
-    return replace(q, planes=local, payload=payload)
+    return QTensor(name=q.name, role=q.role, shape=q.shape, source=q.source, desc=q.desc,
+                   grade=q.grade, convention=q.convention, reason=q.reason, payload=payload,
+                   planes=local, expected_digest=q.expected_digest,
+                   expected_gid=q.expected_gid, layouts=q.layouts, notes=q.notes,
+                   declared=q.declared)
 
 
 def _here(ref: PlaneRef | None, home: str) -> PlaneRef | None:
