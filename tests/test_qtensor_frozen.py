@@ -107,6 +107,12 @@ def test_localise_is_replace_with_every_other_field_kept():
     assert all(getattr(got, f.name) is getattr(want, f.name)
                for f in dataclasses.fields(QTensor) if f.name not in ("planes", "payload"))
     assert got == want and q.planes[0].file == home  # the original is as it was
+    # only a plane in its own file (a convention's tensor: no payload), or only the payload
+    only = dataclasses.replace(q, payload=None)
+    assert models._localise(only, home).planes == want.planes
+    assert models._localise(only, home).payload is None
+    paid = dataclasses.replace(q, planes=None)
+    assert models._localise(paid, home) == dataclasses.replace(want, planes=None)
     # nothing in its own file: the record itself
     far = dataclasses.replace(q, planes=[PlaneRef("w", 0, 4, 1, other)], payload=None)
     assert models._localise(far, home) is far
