@@ -315,9 +315,12 @@ def plane_bytes(planes: Sequence[PlaneRef | None]) -> list[int]:
     return [0 if p is None else p.length * p.broadcast for p in planes]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class QTensor:
-    """A logical quantised tensor and what GRIT says about its bytes."""
+    """A logical quantised tensor and what GRIT says about its bytes.
+    Frozen: whoever makes one (a convention, a reader, a plan's replays)
+    builds it whole; a later stage that changes it makes a new one
+    (``dataclasses.replace``)."""
 
     name: str
     role: str  # normalised operand name for cross-file matching

@@ -58,11 +58,9 @@ def test_findings_do_not_depend_on_how_tensors_share_objects(path):
 
 def _q(name: str, desc=None, grade=None, shape=(4, 32), source=Source.INFERRED,
        convention: str | None = "c", layouts=None) -> QTensor:
-    q = QTensor(name=name, role=name, shape=shape, source=source, desc=desc, grade=grade,
-                convention=convention)
-    if layouts is not None:
-        q.layouts = layouts
-    return q
+    more = {} if layouts is None else {"layouts": layouts}
+    return QTensor(name=name, role=name, shape=shape, source=source, desc=desc, grade=grade,
+                   convention=convention, **more)
 
 
 def _art(qs: list[QTensor], path: str = "m/a.safetensors") -> Artifact:
@@ -125,9 +123,9 @@ def test_grit_check_flags_the_one_tensor_whose_plane_differs_from_its_kin():
     q0 = next(q for q in a.quantized if q.planes)
     assert grit_check.check_file(a) == []
     qs = [dataclasses.replace(q0, name=f"t{i}") for i in range(40)]
-    bad = qs[17]
-    bad.planes = [p._replace(length=p.length - 1) if j == 1 and p else p
-                  for j, p in enumerate(bad.planes)]
+    qs[17] = dataclasses.replace(qs[17], planes=[p._replace(length=p.length - 1)
+                                                 if j == 1 and p else p
+                                                 for j, p in enumerate(qs[17].planes)])
     b = dataclasses.replace(a, quantized=QList(qs), issues=[])
     found = [f for f in grit_check.check_file(b) if f.tensor is not None]
     assert [(f.kind, f.tensor) for f in found] == [(Kind.SIZE_MISMATCH, "t17")]

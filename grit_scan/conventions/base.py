@@ -14,7 +14,7 @@ import functools
 import importlib
 import pkgutil
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -200,7 +200,8 @@ class Ctx:
                         c.file(g))
 
     def add(self, q: QTensor, *names: str) -> None:
-        q.declared = self.declared
+        """Append ``q``, built whole (``new_q``: with this module's declared
+        quantisation), and mark ``names`` consumed."""
         self.out.append(q)
         for n in names:
             if n:
@@ -208,25 +209,31 @@ class Ctx:
 
 
 def new_q(ctx: Ctx, mod: str, name: str, shape: tuple[int, ...], grade: Grade | None,
-          convention: str, group_axis: int = -1) -> QTensor:
-    """A QTensor of ``mod``: inferred with its descriptor when ``grade`` is given."""
+          convention: str, group_axis: int = -1, *,
+          planes: Sequence[PlaneRef | None] | None = None, notes: tuple[str, ...] = (),
+          reason: str | None = None) -> QTensor:
+    """A QTensor of ``mod``, whole: inferred with its descriptor when
+    ``grade`` is given, with its planes, notes and reason, and the declared
+    quantisation that applies (``ctx.declared``).  QTensors are frozen: a
+    convention works out everything first, then builds one and ``ctx.add``s it."""
     d = None
     if grade is not None:
         d = descriptor(grade, group_axis % len(shape) if shape else 0)
     return QTensor(name=name, role=ctx.role(mod), shape=shape,
                    source=Source.INFERRED if grade is not None else Source.NONE,
-                   desc=d, grade=grade, convention=convention)
+                   desc=d, grade=grade, convention=convention, reason=reason, planes=planes,
+                   notes=notes, declared=ctx.declared)
 
 
 def not_representable(ctx: Ctx, mod: str, name: str, shape: tuple[int, ...], convention: str,
                       clause: str, reason: str, names: list[str], grade: Grade | None = None,
-                      group_axis: int = -1, **detail: object) -> QTensor:
-    """A recognised tensor GRIT v1 cannot express: its QTensor carries the
-    reason, and the artifact a not_representable issue citing ``clause``."""
-    q = new_q(ctx, mod, name, shape, grade, convention, group_axis)
-    q.source = Source.NONE if grade is None else Source.INFERRED
-    q.reason = reason
-    q.notes += (reason,)
+                      group_axis: int = -1, *, planes: Sequence[PlaneRef | None] | None = None,
+                      notes: tuple[str, ...] = (), **detail: object) -> QTensor:
+    """A recognised tensor GRIT v1 cannot express: its QTensor (with
+    ``planes``) carries the reason, then ``notes``, and the artifact a
+    not_representable issue citing ``clause``."""
+    q = new_q(ctx, mod, name, shape, grade, convention, group_axis, planes=planes,
+              notes=(reason, *notes), reason=reason)
     ctx.add(q, *names)
     ctx.art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: {reason}", tensor=name,
                   clause=clause, convention=convention, **detail)

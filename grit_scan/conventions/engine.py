@@ -457,17 +457,17 @@ class PlanReplays:
     def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
         p = self.plan
         mod = self._module(g)
-        q = QTensor(self.where.names[self.at(g, p.part)] if p.part >= 0 else mod + p.tail,
-                    self.role(mod) if role is None else role, p.shape, p.source, p.desc,
-                    p.grade, p.convention, p.reason, notes=p.notes, declared=self.declared)
+        planes = None
         if p.planes is not None:
             row = self.rows[g]
             dist = self.dist
             planes = PlanPlanes(self.where, tuple(
                 None if f is None else (dist[row + f[0]], f[1]) for f in p.planes), g)
             planes.home = home
-            q.planes = planes
-        return q
+        return QTensor(self.where.names[self.at(g, p.part)] if p.part >= 0 else mod + p.tail,
+                       self.role(mod) if role is None else role, p.shape, p.source, p.desc,
+                       p.grade, p.convention, p.reason, planes=planes, notes=p.notes,
+                       declared=self.declared)
 
     def _modules(self, gs: Sequence[int]) -> Iterable[str]:
         names: Iterable[str] = map(self.where.names.__getitem__, gs)

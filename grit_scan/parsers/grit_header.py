@@ -86,8 +86,10 @@ def parse_layouts(raw: Any, art: ArtifactDraft, where: str) -> dict[int, str]:
 
 def recover_safetensors(
     art: ArtifactDraft, text: str, tensors: Mapping[str, StoredTensor], role: Any,
+    declared: dict[str, Any] | None = None,
 ) -> tuple[list[QTensor], set[str]]:
-    """QTensors from a __grit__ header; returns them and the stored tensor
+    """QTensors from a __grit__ header, each carrying ``declared`` (the
+    declared quantisation that applies); returns them and the stored tensor
     names they consume (planes and payloads)."""
     where = "__grit__"
     n_items = budgets.json_items(text, budgets.JSON_ITEMS.value)
@@ -124,7 +126,7 @@ def recover_safetensors(
     out: list[QTensor] = []
     used: set[str] = set()
     for name, ent in entries.items():
-        q = _one(art, name, ent, tensors, reg, layouts, role)
+        q = _one(art, name, ent, tensors, reg, layouts, role, declared)
         if q is not None:
             out.append(q)
             for p in q.refs():
@@ -134,7 +136,8 @@ def recover_safetensors(
 
 
 def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTensor],
-         reg: dict[int, Grade], layouts: dict[int, str], role: Any) -> QTensor | None:
+         reg: dict[int, Grade], layouts: dict[int, str], role: Any,
+         declared: dict[str, Any] | None) -> QTensor | None:
     def bad(msg: str, **kw: Any) -> None:
         art.issue(IssueCode.GRIT_HEADER, f"__grit__ tensor {name!r}: {msg}", tensor=name, **kw)
 
@@ -152,28 +155,35 @@ def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTe
         bad(why)
         return None
     assert isinstance(shape, list)
-    q = QTensor(name=name, role=role(name), shape=tuple(shape), source=Source.GRIT_HEADER,
-                desc=d, grade=reg.get(d.grade_id), convention="grit", layouts=layouts)
+    its_role = role(name)
+    expected_digest = None
     digest = ent.get("digest")
     if digest is not None:
         if isinstance(digest, str) and _HEX32.fullmatch(digest):
-            q.expected_digest = bytes.fromhex(digest)
+            expected_digest = bytes.fromhex(digest)
         else:
             bad("digest must be 32 hex digits")
+
+    def made(payload: PlaneRef | None = None,
+             planes: list[PlaneRef | None] | None = None) -> QTensor:
+        return QTensor(name=name, role=its_role, shape=tuple(shape), source=Source.GRIT_HEADER,
+                       desc=d, grade=reg.get(d.grade_id), convention="grit", payload=payload,
+                       planes=planes, expected_digest=expected_digest, layouts=layouts,
+                       declared=declared)
+
     if "payload" in ent:
         key = ent["payload"]
         st = tensors.get(key) if isinstance(key, str) else None
         if st is None:
             bad(f"payload tensor {key!r} is not in the file")
-            return q
+            return made()
         if not _u8_1d(st):
             bad(f"payload tensor {key!r} must be 1-D U8; it is {st.dtype} {list(st.shape)}")
-        q.payload = PlaneRef(key, st.offset, st.available)
-        return q
+        return made(payload=PlaneRef(key, st.offset, st.available))
     planes = ent.get("planes")
     if not isinstance(planes, dict):
         bad("needs 'planes' or 'payload'")
-        return q
+        return made()
     unknown = set(planes) - set(PLANE_KEYS)
     if unknown:
         bad(f"unknown plane names {sorted(unknown)}")
@@ -191,8 +201,7 @@ def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTe
         if not _u8_1d(st):
             bad(f"{key} plane tensor {tname!r} must be 1-D U8; it is {st.dtype} {list(st.shape)}")
         refs.append(PlaneRef(tname, st.offset, st.available))
-    q.planes = refs
-    return q
+    return made(planes=refs)
 
 
 def _u8_1d(st: StoredTensor) -> bool:

@@ -251,8 +251,7 @@ def _infer_shards(members: Sequence[Artifact], added: Sequence[_Added],
                 continue
             q = maker.make(made_from, None)
         path = _home(q, cols) or first
-        _localise(q, path)
-        by_path[path].quantized.append(q)
+        by_path[path].quantized.append(_localise(q, path))
     for iss, g in zip(issues, _positions(issues, cols)):
         owner = added[0] if g is None else by_path[cols.file(g) or ""]
         owner.issues.append(iss)
@@ -384,15 +383,28 @@ def _home(q: QTensor, cols: Columns) -> str | None:
     return cols.file(g) if g is not None else None
 
 
-def _localise(q: QTensor, home: str) -> None:
-    """A plane in the tensor's own file needs no file reference (a QTensor
-    just inferred, not yet given to its artifact)."""
-    planes = q.planes
+def _localise(q: QTensor, home: str) -> QTensor:
+    """``q`` with no file reference on a plane in the tensor's own file
+    ``home`` (a QTensor just inferred, not yet given to its artifact): a new
+    record when one changes, else ``q`` itself.
+
+    The new record is ``dataclasses.replace(q, planes=..., payload=...)``,
+    built by naming every field: replace costs twice as much, and a model of
+    many shards whose modules have no plan gives one such record a module
+    (tests/test_qtensor_frozen.py holds it to replace's)."""
+    planes = local = q.planes
     if isinstance(planes, PlaneSeq):
         planes.localise(home)  # its PlaneRefs are built when asked
     elif planes is not None and any(p is not None and p.file == home for p in planes):
-        q.planes = [_here(p, home) for p in planes]
-    q.payload = _here(q.payload, home)
+        local = [_here(p, home) for p in planes]
+    payload = _here(q.payload, home)
+    if local is planes and payload is q.payload:
+        return q
+    return QTensor(name=q.name, role=q.role, shape=q.shape, source=q.source, desc=q.desc,
+                   grade=q.grade, convention=q.convention, reason=q.reason, payload=payload,
+                   planes=local, expected_digest=q.expected_digest,
+                   expected_gid=q.expected_gid, layouts=q.layouts, notes=q.notes,
+                   declared=q.declared)
 
 
 def _here(ref: PlaneRef | None, home: str) -> PlaneRef | None:

@@ -167,9 +167,7 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
     if "__grit__" in hdr.metadata:
         from .grit_header import recover_safetensors
 
-        qs, used = recover_safetensors(art, hdr.metadata["__grit__"], tensors, role)
-        for q in qs:
-            q.declared = declared
+        qs, used = recover_safetensors(art, hdr.metadata["__grit__"], tensors, role, declared)
         art.quantized.extend(qs)
     art.claimed = used
     return art.finish()
@@ -399,14 +397,16 @@ def _gguf_grit(art: ArtifactDraft, h: GgufHeader) -> dict[str, QTensor]:
             art.issue(IssueCode.GRIT_HEADER, f"{name}: grit.shape.{name} (the logical shape) "
                       "is missing; the I8 payload length does not determine it", tensor=name)
             continue
-        q = QTensor(name=name, role=gguf_role(name), shape=shape, source=Source.GGUF_KV,
-                    desc=d, grade=reg.get(d.grade_id), convention="grit",
-                    layouts=layouts, payload=PlaneRef(name, st.offset, st.available))
+        expected_digest = None
         dg = kv.get(f"grit.digest.{name}")
         if isinstance(dg, str) and re.fullmatch(_HEX32, dg):
-            q.expected_digest = bytes.fromhex(dg)
+            expected_digest = bytes.fromhex(dg)
         elif dg is not None:
             art.issue(IssueCode.GRIT_HEADER, f"grit.digest.{name} is not 32 hex digits",
                       tensor=name)
-        out[name] = q
+        out[name] = QTensor(name=name, role=gguf_role(name), shape=shape,
+                            source=Source.GGUF_KV, desc=d, grade=reg.get(d.grade_id),
+                            convention="grit", layouts=layouts,
+                            payload=PlaneRef(name, st.offset, st.available),
+                            expected_digest=expected_digest)
     return out

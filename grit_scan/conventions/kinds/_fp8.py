@@ -39,10 +39,9 @@ def infer_fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts,
         return
     if lay.name == "per-tensor":
         return _per_tensor(ctx, mod, w, sc, parts)
-    q = new_q(ctx, mod, w, tuple(wt.shape), plan.grade, plan.convention)
-    q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None]
-    if plan.note is not None:
-        q.notes += (plan.note,)
+    q = new_q(ctx, mod, w, tuple(wt.shape), plan.grade, plan.convention,
+              planes=[ctx.ref(w), ctx.ref(sc, lay.broadcast), None, None],
+              notes=(plan.note,) if plan.note is not None else ())
     ctx.add(q, w, sc, *[parts[s] for s in (".input_scale",) if s in parts])
 
 
@@ -145,9 +144,9 @@ def _per_tensor(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts) -> None:
               "rows; v1 scales a whole tensor only at level 1 (k1 = 0), over a level-0 scale "
               "plane this file does not have")
     extra = [parts[s] for s in (".input_scale",) if s in parts]
-    q = not_representable(ctx, mod, w, shape, "fp8-per-tensor", "§3.7", reason,
-                          [w, sc, *extra], weight_shape=[rows, cols], scale_shape=[1, 1],
+    not_representable(ctx, mod, w, shape, "fp8-per-tensor", "§3.7", reason,
+                          [w, sc, *extra], planes=[ctx.ref(w), ctx.ref(sc), None, None],
+                          weight_shape=[rows, cols], scale_shape=[1, 1],
                           actual_group_size=rows * cols, data_bytes=wt.nbytes,
                           scale_bytes=st.nbytes, formats=fp8_formats(wt.dtype, st.dtype),
                           group_shape="per-tensor")
-    q.planes = [ctx.ref(w), ctx.ref(sc), None, None]

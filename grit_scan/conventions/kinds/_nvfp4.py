@@ -37,25 +37,28 @@ def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who
         return
     shape = same((d.shape[0], d.shape[1] * 2))
     if who == "compressed-tensors" and glob is not None:
-        q = not_representable(ctx, mod, mod + ".weight", shape, "compressed-tensors-nvfp4", "§8.1",
+        not_representable(ctx, mod, mod + ".weight", shape, "compressed-tensors-nvfp4", "§8.1",
                  "compressed-tensors stores weight_global_scale as a DIVISOR: it decodes "
                  "x·(weight_scale / weight_global_scale) (global = 448·6/amax); GRIT's level-1 "
                  "scale is a MULTIPLIER (§8.1: S = scale1·scale0, outermost first) and "
                  "1/weight_global_scale is in no plane, so these bytes have no exact GRIT v1 "
                  "descriptor (read as GRADE_NVF4 they would decode weight_global_scale² times "
                  "too large; ModelOpt's weight_scale_2 is the multiplier NVF4 means)",
-                 [data, scale, glob, *acts], would_be=str(GRADE_NVF4),
+                 [data, scale, glob, *acts],
+                 planes=[ctx.ref(data), ctx.ref(scale), ctx.ref(glob), None],
+                 would_be=str(GRADE_NVF4),
                  actual_group_size=_group(shape, ctx.tensors[scale].shape))
-        q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob), None]
         return
     # ModelOpt's data tensor is MODULE.weight: its name string serves (memory)
     name = data if who == "modelopt" else mod + ".weight"
-    q = new_q(ctx, mod, name, shape, GRADE_NVF4, sys.intern(f"{who}-nvfp4"))
-    q.planes = [ctx.ref(data), ctx.ref(scale), ctx.ref(glob) if glob else None, None]
+    notes: tuple[str, ...] = ()
     if glob is None:
-        q.notes += ("the per-tensor global scale tensor is missing: decode would use a "
-                       "wrong scale (transformers#48372)",)
-    ctx.add(q, data, scale, glob or "", *acts)
+        notes = ("the per-tensor global scale tensor is missing: decode would use a "
+                 "wrong scale (transformers#48372)",)
+    ctx.add(new_q(ctx, mod, name, shape, GRADE_NVF4, sys.intern(f"{who}-nvfp4"),
+                  planes=[ctx.ref(data), ctx.ref(scale), ctx.ref(glob) if glob else None, None],
+                  notes=notes),
+            data, scale, glob or "", *acts)
 
 
 

@@ -4,7 +4,7 @@ is follows from the shapes (``packed_bits``)."""
 
 from __future__ import annotations
 
-from ...artifact import IssueCode
+from ...artifact import IssueCode, PlaneRef
 from ...codec import descriptor as desc_mod
 from ...codec.check import expected_plane_sizes
 from ...codec.errors import GritError
@@ -87,10 +87,17 @@ def infer_packed(ctx: Ctx, mod: str, parts: Parts) -> None:
                           data_ok=sizes.data == w.nbytes, scale_ok=sizes.scale0 == s.nbytes)
         except GritError:
             pass
+    planes = [ctx.ref(qw), ctx.ref(sc), None, ctx.ref(qz) if qz else None]
+    notes: tuple[str, ...] = ()
+    if convention == "awq":
+        notes = ("AWQ's [0,2,4,6,1,3,5,7] nibble interleave is the placement "
+                 "Perm([0,2,4,6,1,3,5,7]) (§3.5); the zero points are what v1 cannot hold",)
+    if convention == "gptq":
+        notes = ("zero points: v1 'gptq' stores z-1 (ZP_MINUS1), 'gptq_v2' stores z",)
     if bits == 8 and grade is not None:
         # 8-bit zero points are one per byte already: §0.3(d) does not apply.
-        gptq8(ctx, mod, shape, convention, grade, predicted, names, detail)
-        q = ctx.out[-1]
+        gptq8(ctx, mod, shape, convention, grade, predicted, names, detail, planes=planes,
+              notes=notes)
     else:
         reason = (f"{convention.upper()} packs its {bits}-bit zero points densely "
                   f"({32 // bits if bits else '?'} per int32 word); GRIT v1 stores sub-byte "
@@ -99,27 +106,23 @@ def infer_packed(ctx: Ctx, mod: str, parts: Parts) -> None:
         if predicted is not None:
             reason += (f": GRIT predicts {predicted:,} zero-point bytes, the file holds "
                        f"{present:,}")
-        q = not_representable(ctx, mod, mod + ".weight", shape, convention, "§0.3(d)", reason,
-                              names, grade, group_axis=0, **detail)
-    q.planes = [ctx.ref(qw), ctx.ref(sc), None, ctx.ref(qz) if qz else None]
-    if convention == "awq":
-        q.notes += ("AWQ's [0,2,4,6,1,3,5,7] nibble interleave is the placement "
-                       "Perm([0,2,4,6,1,3,5,7]) (§3.5); the zero points are what v1 cannot hold",)
+        not_representable(ctx, mod, mod + ".weight", shape, convention, "§0.3(d)", reason,
+                          names, grade, group_axis=0, planes=planes, notes=notes, **detail)
     if convention == "gptq" and decl.get("desc_act"):
         ctx.art.issue(IssueCode.NOT_REPRESENTABLE,
                       f"{mod}.weight: GPTQ act-order (desc_act=true) assigns columns to groups "
                       "through g_idx; §3.7 grouping is contiguous, so it is not expressible "
                       "(§0.3(c))", tensor=mod + ".weight", clause="§0.3(c)", convention="gptq")
-    if convention == "gptq":
-        q.notes += ("zero points: v1 'gptq' stores z-1 (ZP_MINUS1), 'gptq_v2' stores z",)
 
 
 def gptq8(ctx: Ctx, mod: str, shape: tuple[int, int], convention: str, grade: Grade,
-           predicted: int | None, names: list[str], detail: dict[str, object]) -> None:
+           predicted: int | None, names: list[str], detail: dict[str, object], *,
+           planes: list[PlaneRef | None], notes: tuple[str, ...]) -> None:
     """8-bit GPTQ/AWQ: the zero-point plane matches §3.4 (one per byte), so no
     spec exclusion applies; what this scanner does not derive is the qweight
     word packing (4 input rows per int32 word) as a placement (§5), so it gives
-    no descriptor and says exactly that (a note, not not_representable)."""
+    no descriptor and says exactly that (a note, not not_representable).
+    ``planes`` and ``notes`` (after its own two) are the module's QTensor's."""
     why = (f"8-bit {convention.upper()}: zero points are one per byte as §3.4 stores them "
            f"(GRIT predicts {predicted:,} zero-point bytes and the file holds as many), so "
            "§0.3(d) does not apply; this scanner does not derive the qweight word packing "
@@ -127,9 +130,7 @@ def gptq8(ctx: Ctx, mod: str, shape: tuple[int, int], convention: str, grade: Gr
            if predicted is not None else
            f"8-bit {convention.upper()}: this scanner does not derive the qweight word packing "
            "(4 input rows per int32 word) as a placement (§5), so it infers no descriptor")
-    q = new_q(ctx, mod, mod + ".weight", shape, None, convention, group_axis=0)
-    q.reason = why
-    q.notes += (why,)
-    q.notes += (f"would be {grade} with a word-packing placement",)
+    q = new_q(ctx, mod, mod + ".weight", shape, None, convention, group_axis=0, planes=planes,
+              notes=(why, f"would be {grade} with a word-packing placement", *notes), reason=why)
     ctx.add(q, *names)
     ctx.art.issue(IssueCode.NOTE, f"{mod}.weight: {why}", tensor=mod + ".weight", **detail)

@@ -9,6 +9,8 @@ recorded beside the padded ones, not held to the file."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...artifact import IssueCode
 from ...codec import descriptor as desc_mod
 from ...codec.check import expected_plane_sizes
@@ -74,7 +76,7 @@ class AwqGemv(Convention):
         dg = (ctx.declared or {}).get("group_size")
         group = dg if isinstance(dg, int) and dg > 0 and k % dg == 0 else None
         grade = None
-        detail: dict[str, object] = {"bits": bits, "group_size": group, "in": k, "out": out}
+        detail: dict[str, Any] = {"bits": bits, "group_size": group, "in": k, "out": out}
         if group is not None and group <= 65535:
             # AutoAWQ dequantises (q - z) · scales in float16: dt is the scale's dtype
             grade = parse_grade(f"grit1(e=u{bits},k0={group},s0=binary16,zp=u{bits},"
@@ -106,9 +108,9 @@ class AwqGemv(Convention):
                   "(calculate_zeros_width); GRIT v1 stores sub-byte zero points one per byte "
                   "(§3.4) and one scale per group, so the checkpoint is not byte-representable "
                   "(§0.3(d))")
-        q = not_representable(ctx, mod, mod + ".weight", (out, k), "awq", "§0.3(d)", reason,
-                              list(parts.values()), grade, group_axis=1, **detail)
-        q.planes = [ctx.ref(qw), ctx.ref(sc), None, ctx.ref(qz)]
+        not_representable(ctx, mod, mod + ".weight", (out, k), "awq", "§0.3(d)", reason,
+                          list(parts.values()), grade, group_axis=1,
+                          planes=[ctx.ref(qw), ctx.ref(sc), None, ctx.ref(qz)], **detail)
 
 
 def _bits(ctx: Ctx) -> int:

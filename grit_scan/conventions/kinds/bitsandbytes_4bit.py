@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from math import prod
+from typing import Any
 
 from ...artifact import IssueCode
 from ..base import Convention, Ctx, Parts, not_representable
@@ -59,7 +60,7 @@ def _n(ctx: Ctx, name: str | None) -> int | None:
     return prod(ctx.tensors[name].shape) if name else None
 
 
-def _sizes(ctx: Ctx, parts: Parts) -> dict[str, object] | str:
+def _sizes(ctx: Ctx, parts: Parts) -> dict[str, Any] | str:
     """The size equations of bitsandbytes' 4-bit serialisation
     (bitsandbytes.functional.quantize_4bit, QuantState.as_dict): two codes a
     byte in ``weight``; one ``absmax`` per block of a power-of-two size
@@ -78,7 +79,7 @@ def _sizes(ctx: Ctx, parts: Parts) -> dict[str, object] | str:
     if rest or size < 16 or size & (size - 1):
         return (f"{codes:,} codes in {blocks:,} absmax blocks: the block size is not a power "
                 "of two (quantize_4bit's blocksize)")
-    out: dict[str, object] = {"codes": codes, "blocksize": size, "blocks": blocks}
+    out: dict[str, Any] = {"codes": codes, "blocksize": size, "blocks": blocks}
     nested, nmap = _n(ctx, g(".weight.nested_absmax")), _n(ctx, g(".weight.nested_quant_map"))
     if nested is not None:
         want = -(-blocks // 256)

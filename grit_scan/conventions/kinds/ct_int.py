@@ -78,10 +78,11 @@ def _infer(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts) -> None:
         return
     zpf, esr = (",zp=s8", "affineminmax") if zp else ("", "ratiomaxabs")
     g = parse_grade(f"grit1(e=s8,k0={lay.k0},s0={sdt}{zpf}{dt_field(sdt)},esr={esr})")
-    q = new_q(ctx, mod, w, tuple(wt.shape), g, "compressed-tensors-int")
-    q.planes = [ctx.ref(w), ctx.ref(sc, lay.broadcast), None,
-                ctx.ref(zp, lay.broadcast) if zp else None]
+    notes: tuple[str, ...] = ()
     if isinstance(bits, int) and bits < 8:
-        q.notes += (f"{bits}-bit values stored one per byte, sign-extended: each byte is "
-                       "the s8 code of its value",)
+        notes = (f"{bits}-bit values stored one per byte, sign-extended: each byte is "
+                 "the s8 code of its value",)
+    q = new_q(ctx, mod, w, tuple(wt.shape), g, "compressed-tensors-int",
+              planes=[ctx.ref(w), ctx.ref(sc, lay.broadcast), None,
+                      ctx.ref(zp, lay.broadcast) if zp else None], notes=notes)
     ctx.add(q, *names)

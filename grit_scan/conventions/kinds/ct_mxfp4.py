@@ -34,6 +34,6 @@ class CtMxfp4(Convention):
         if len(d.shape) != 2:
             return
         shape = same((d.shape[0], d.shape[1] * 2))
-        q = new_q(ctx, mod, mod + ".weight", shape, GRADE_MXFP4, "compressed-tensors-mxfp4")
-        q.planes = [ctx.ref(packed), ctx.ref(scale), None, None]
+        q = new_q(ctx, mod, mod + ".weight", shape, GRADE_MXFP4, "compressed-tensors-mxfp4",
+                  planes=[ctx.ref(packed), ctx.ref(scale), None, None])
         ctx.add(q, packed, scale)

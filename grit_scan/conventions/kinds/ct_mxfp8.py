@@ -47,6 +47,6 @@ def _infer(ctx: Ctx, mod: str, w: str, sc: str) -> None:
     elem = "e4m3" if wt.dtype == "F8_E4M3" else "e5m2"
     k0 = wt.shape[1] // st.shape[1]
     g = parse_grade(f"grit1(e={elem},k0={k0},s0=e8m0,esr=exp2floormaxabs)")
-    q = new_q(ctx, mod, w, tuple(wt.shape), g, "compressed-tensors-mxfp8")
-    q.planes = [ctx.ref(w), ctx.ref(sc), None, None]
+    q = new_q(ctx, mod, w, tuple(wt.shape), g, "compressed-tensors-mxfp8",
+              planes=[ctx.ref(w), ctx.ref(sc), None, None])
     ctx.add(q, w, sc)

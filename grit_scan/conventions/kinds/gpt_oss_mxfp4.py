@@ -41,9 +41,10 @@ class GptOssMxfp4(Convention):
                           actual=b.shape[-1] if b.shape else None)
             return
         shape = same(tuple(b.shape[:-2]) + (b.shape[-2] * 32,))
-        q = new_q(ctx, mod, mod, shape, GRADE_MXFP4, "gpt-oss-mxfp4")
-        q.planes = [ctx.ref(blocks), ctx.ref(scales), None, None]
+        notes: tuple[str, ...] = ()
         if tuple(b.shape[:-1]) != tuple(s.shape):
-            q.notes += (f"blocks.shape[:-1] {list(b.shape[:-1])} != scales.shape "
-                        f"{list(s.shape)} (transformers asserts they are equal)",)
-        ctx.add(q, blocks, scales)
+            notes = (f"blocks.shape[:-1] {list(b.shape[:-1])} != scales.shape "
+                     f"{list(s.shape)} (transformers asserts they are equal)",)
+        ctx.add(new_q(ctx, mod, mod, shape, GRADE_MXFP4, "gpt-oss-mxfp4",
+                      planes=[ctx.ref(blocks), ctx.ref(scales), None, None], notes=notes),
+                blocks, scales)

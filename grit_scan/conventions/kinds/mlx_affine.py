@@ -6,6 +6,8 @@ and ``biases`` [out, in/g] in the model's float dtype; it decodes
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..base import Convention, Ctx, Parts, not_representable, same
 from ..scales import SCALE_TOKENS
 
@@ -35,7 +37,7 @@ class MlxAffine(Convention):
     def infer(cls, ctx: Ctx, mod: str, parts: Parts) -> None:
         w, sc = parts[".weight"], parts[".scales"]
         ws, ss = ctx.tensors[w].shape, ctx.tensors[sc].shape
-        detail: dict[str, object] = {}
+        detail: dict[str, Any] = {}
         shape: tuple[int, ...] = tuple(ws)
         dg = (ctx.declared or {}).get("group_size")
         if len(ws) == 2 and len(ss) == 2 and ws[0] == ss[0] and isinstance(dg, int) and dg > 0:
