@@ -53,3 +53,5 @@ def test_grouping_is_split_name_per_name(names: list[str]) -> None:
     want = _grouped_by_python(names)
     assert list(engine._group(names, iter(range(len(names)))).items()) == want
     assert list(engine._group(names, range(len(names))).items()) == want
+    for chunk in (1, 3):  # names split a few at a time
+        assert list(engine._group(names, iter(range(len(names))), chunk).items()) == want
