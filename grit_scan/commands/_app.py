@@ -18,17 +18,15 @@ import gc
 import os
 import signal
 import sys
-import traceback
 
 import typer
 import typer.core
 import typer.main
 from typer.exceptions import Abort, Exit
 
-from ..codec.errors import GritError
 from ..collector import paused
 from .coercion import direct_command
-from .outcome import EXIT_INTERNAL, EXIT_INTERRUPTED, on_sigint
+from .outcome import EXIT_INTERRUPTED, ended, failed, on_sigint
 
 # re-exported: the command modules take them from here
 from .outcome import EXIT_USAGE as EXIT_USAGE
@@ -191,20 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         return _usage_error(exc)
     except (Abort, KeyboardInterrupt):
         rv = EXIT_INTERRUPTED
-    except GritError as exc:
-        error_line(str(exc))
-        if debug:
-            traceback.print_exc()
-        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
-        if debug:
-            traceback.print_exc()
-        return EXIT_INTERNAL
-    code = rv if isinstance(rv, int) else 0
-    if code == EXIT_INTERRUPTED:  # typer turns KeyboardInterrupt into Exit(130)
-        error_line("interrupted")
-    return code
+        return failed(exc, debug)
+    # typer turns KeyboardInterrupt into Exit(130)
+    return ended(rv if isinstance(rv, int) else 0)
 
 
 def _command_paused_gc(args: list[str]) -> typer.core.TyperGroup:

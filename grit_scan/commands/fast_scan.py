@@ -29,10 +29,9 @@ import os
 import sys
 from typing import Any
 
-from ..codec.errors import GritError
 from ..collector import paused
 from ..report.options import OutputFormat
-from .outcome import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, closed_pipe, error_line
+from .outcome import EXIT_INTERRUPTED, closed_pipe, ended, failed
 from .startup import hoist_globals
 
 # The flags taken here, each with the run_scan parameter it sets to True.
@@ -72,13 +71,6 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
             "debug": debug or bool(os.environ.get("GRIT_DEBUG"))}
 
 
-def _print_traceback() -> None:
-    """``--debug``: the traceback of the exception being handled."""
-    import traceback  # only for --debug: a plain scan never loads it
-
-    traceback.print_exc()
-
-
 def main(kwargs: dict[str, Any]) -> int:
     """Run ``grit scan`` with what ``parse`` gave and return the exit code,
     every error ended as commands/_app.py's ``main`` ends it."""
@@ -99,16 +91,6 @@ def main(kwargs: dict[str, Any]) -> int:
             raise
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
-    except GritError as exc:
-        error_line(str(exc))
-        if debug:
-            _print_traceback()
-        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
-        if debug:
-            _print_traceback()
-        return EXIT_INTERNAL
-    if code == EXIT_INTERRUPTED:
-        error_line("interrupted")
-    return code
+        return failed(exc, debug)
+    return ended(code)

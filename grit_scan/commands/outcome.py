@@ -37,6 +37,30 @@ def error_line(message: str, level: str = "error") -> None:
     sys.stderr.write(f"grit: {level}: " + "\n".join(esc(x) for x in lines) + "\n")
 
 
+def failed(exc: Exception, debug: bool) -> int:
+    """How a command that raised ``exc`` ends: a GritError is the user's
+    (its message, exit 64), anything else an internal error (exit 70);
+    with ``debug`` the traceback follows the line."""
+    if isinstance(exc, GritError):
+        error_line(str(exc))
+        code = EXIT_USAGE
+    else:
+        error_line(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
+        code = EXIT_INTERNAL
+    if debug:
+        import traceback  # only for --debug: a plain scan never loads it
+
+        traceback.print_exc()
+    return code
+
+
+def ended(code: int) -> int:
+    """``code``, said on stderr when it is Ctrl-C's."""
+    if code == EXIT_INTERRUPTED:
+        error_line("interrupted")
+    return code
+
+
 def on_sigint(signum: int, frame: FrameType | None) -> None:
     """Ctrl-C: one line and exit 130 now, without waiting for worker threads
     (a --jobs pool would otherwise finish its files first)."""
