@@ -13,7 +13,7 @@ generated documents and on every JSON file under fixtures/.
 Duplicate keys: both keep the last, so callers that must refuse them prove
 their absence the way they did with ``json.loads``
 (``safetensors_reader._loads_plain``).  Measured in docs/performance.md
-("JSON").
+("Stop 36", JSON).
 """
 
 from __future__ import annotations
