@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
 
 from .codec.errors import GritError
+from .issues import Issue, IssueCode, Reported
 
 if TYPE_CHECKING:  # annotations only: a float-only scan never loads the codec (issue 15)
     from .codec.descriptor import Descriptor
@@ -72,38 +73,6 @@ class Source(str, enum.Enum):
     NONE = "none"  # no descriptor; ``reason`` says why
 
 
-class IssueCode(str, enum.Enum):
-    """What a reader can find wrong; rules map each to a finding kind."""
-
-    UNPARSEABLE = "unparseable"  # the file cannot be read as its format at all
-    TRUNCATED = "truncated"  # a tensor's bytes run past the end of the file
-    BAD_OFFSETS = "bad_offsets"  # gaps, overlaps, trailing bytes, misalignment
-    BAD_TENSOR = "bad_tensor"  # shape x dtype != bytes, unknown dtype, overflow
-    DUPLICATE = "duplicate"  # a key or tensor name twice
-    GRIT_HEADER = "grit_header"  # a malformed __grit__ header or grit.* key
-    SIZE = "size"  # a convention's byte equation fails (plane sizes)
-    NOT_REPRESENTABLE = "not_representable"  # a convention GRIT v1 cannot express
-    UNSUPPORTED = "unsupported_convention"  # quantised-looking tensors no convention claims
-    MISSING_SHARD = "missing_shard"
-    INDEX_INCONSISTENT = "index_inconsistent"
-    PATH_ESCAPE = "path_escape"
-    CHANGED = "changed_during_read"
-    SKIPPED = "skipped"  # not a regular file, symlink out of root, unreadable
-    NOTE = "note"  # informational
-    INTERNAL_ERROR = "internal_error"  # a reader raised: contained to this file
-    REFERENCE = "reference_loader"  # the format's reference loader's verdict (parsers/reference.py)
-
-
-@dataclass(frozen=True, slots=True)
-class Issue:
-    """What a reader found wrong in a file (rules map its code to a finding)."""
-
-    code: IssueCode
-    message: str
-    tensor: str | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-
-
 class IssueLog:
     """Where convention inference records what it finds wrong, one module
     at a time (``conventions.Ctx.art``): only issues, never an artifact's
@@ -115,9 +84,14 @@ class IssueLog:
     def __init__(self) -> None:
         self.issues: list[Issue] = []
 
+    def add(self, found: Issue) -> None:
+        self.issues.append(found)
+
     def issue(self, code: IssueCode, message: str, tensor: str | None = None,
               **detail: Any) -> None:
-        self.issues.append(Issue(code, message, tensor, detail))
+        """An issue whose text was written whole where it was found
+        (``issues.Reported``)."""
+        self.issues.append(Reported(code, message, tensor, detail))
 
 
 class StoredTensor(NamedTuple):
@@ -936,9 +910,14 @@ class ArtifactDraft:
     claimed: set[str] = field(default_factory=set)
     identity: tuple[int, int, int, int] | None = None
 
+    def add(self, found: Issue) -> None:
+        self.issues.append(found)
+
     def issue(self, code: IssueCode, message: str, tensor: str | None = None,
               **detail: Any) -> None:
-        self.issues.append(Issue(code, message, tensor, detail))
+        """An issue whose text was written whole where it was found
+        (``issues.Reported``)."""
+        self.issues.append(Reported(code, message, tensor, detail))
 
     def finish(self) -> Artifact:
         """The artifact as read (a list of stored tensors becomes a tuple)."""

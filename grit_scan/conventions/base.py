@@ -18,9 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from ..artifact import IssueCode, IssueLog, PlaneRef, QList, QTensor, Source, StoredTensor
+from ..artifact import IssueLog, PlaneRef, QList, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
 from ..codec.grade import Grade
+from ..issues.not_representable import NotRepresentable
 from ..names import Declared
 
 if TYPE_CHECKING:
@@ -235,8 +236,8 @@ def not_representable(ctx: Ctx, mod: str, name: str, shape: tuple[int, ...], con
     q = new_q(ctx, mod, name, shape, grade, convention, group_axis, planes=planes,
               notes=(reason, *notes), reason=reason)
     ctx.add(q, *names)
-    ctx.art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: {reason}", tensor=name,
-                  clause=clause, convention=convention, **detail)
+    ctx.art.add(NotRepresentable(name, reason,
+                                 {"clause": clause, "convention": convention, **detail}))
     return q
 
 

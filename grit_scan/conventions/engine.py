@@ -17,8 +17,6 @@ from typing import Any, overload
 from ..artifact import (
     NO_LAYOUTS,
     Inferred,
-    Issue,
-    IssueCode,
     IssueLog,
     PlaneRef,
     PlaneSeq,
@@ -30,6 +28,9 @@ from ..artifact import (
 )
 from ..codec import descriptor as desc_mod
 from ..codec.grade import Grade
+from ..issues import Issue
+from ..issues.notes import UnusedNoScale, UnusedScaleLayout
+from ..issues.unsupported_convention import Unclaimed
 from ..names import Declared
 from .base import Ctx, claiming
 from .scales import FP8, UNQUANTISED_FLOATS
@@ -301,12 +302,9 @@ def _unused_fp8(log: IssueLog, cols: Columns, unused: Sequence[int]) -> None:
             continue
         sc = scales.get(name.rpartition(".")[0])
         if sc is None or sc == name:
-            log.issue(IssueCode.NOTE, f"{dt} tensor {name!r} has no scale tensor beside it; "
-                      "its quantisation is not described", tensor=name)
+            log.add(UnusedNoScale(name, dt))
         else:
-            log.issue(IssueCode.NOTE, f"{dt} tensor {name!r} has a scale beside it ({sc!r}) "
-                      "in a layout no convention describes; its quantisation is not "
-                      "described", tensor=name)
+            log.add(UnusedScaleLayout(name, dt, sc))
 
 
 def _unclaimed(log: IssueLog, cols: Columns, unused: Sequence[int]) -> None:
@@ -322,10 +320,7 @@ def _unclaimed(log: IssueLog, cols: Columns, unused: Sequence[int]) -> None:
                  cols.dtypes[g] in _CODE_DTYPES and len(cols.shapes[g]) >= 2
                  and cols.names[g].rpartition(".")[0] in stems)]
     if found:
-        log.issue(IssueCode.UNSUPPORTED,
-                  f"{len(found)} tensor(s) look quantised but no convention claims them "
-                  f"(e.g. {found[0]}): their quantisation is not checked",
-                  tensor=found[0], count=len(found), tensors=found[:50])
+        log.add(Unclaimed(found[0], len(found), tuple(found[:50])))
 
 
 def _group(names: Sequence[str], at: Iterable[int],
@@ -384,10 +379,10 @@ class _Plan:
     convention: str | None
     reason: str | None
     notes: tuple[str, ...]
-    # the one issue the module gave (a not-representable convention's):
-    # (code, the message after the QTensor's name, detail), the issue naming
-    # the QTensor; detail is shared by every module the plan is replayed on
-    issue: tuple[IssueCode, str, dict[str, Any]] | None = None
+    # the one issue the module gave (a not-representable convention's): its
+    # variant and every field but ``tensor``, the QTensor's name (issues.py);
+    # the fields are shared by every module the plan is replayed on
+    issue: tuple[Callable[..., Issue], tuple[Any, ...]] | None = None
 
     def apply(self, ctx: Ctx, mod: str, gs: tuple[int, ...]) -> None:
         # the QTensor is kept as the position of one of its parts (the data
@@ -406,8 +401,8 @@ class _Plan:
     def add_issue(self, log: IssueLog, name: str) -> None:
         """The plan's issue, for the QTensor ``name``."""
         assert self.issue is not None
-        code, tail, detail = self.issue
-        log.issues.append(Issue(code, name + tail, name, detail))
+        variant, rest = self.issue
+        log.issues.append(variant(name, *rest))
 
 
 class PlanReplays:
@@ -545,16 +540,15 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
     if len(ctx.out) != n_out + 1 or len(extra) > 1:
         return None
     q = ctx.out[-1]
-    issue: tuple[IssueCode, str, dict[str, Any]] | None = None
+    issue: tuple[Callable[..., Issue], tuple[Any, ...]] | None = None
     if extra:
-        # a not-representable module's issue: named by its QTensor, which its
-        # message begins with, and saying nothing else of the module
+        # a not-representable module's issue: named by its QTensor (its
+        # first field), and saying nothing else of the module
         got = extra[0]
-        if (got.tensor != q.name or not got.message.startswith(q.name)
-                or "unsupported" in got.detail):
+        if got.tensor != q.name or getattr(got, "__match_args__", ())[:1] != ("tensor",):
             return None
-        issue = (got.code, got.message[len(q.name):], got.detail)
-        if mod in issue[1] or mod in repr(got.detail):
+        issue = (type(got), got.others())
+        if mod in repr(issue[1]):
             return None
     names = ctx.cols.names
     by_name = {names[g]: k for k, g in enumerate(gs)}

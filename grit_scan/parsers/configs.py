@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..artifact import ArtifactDraft, Format, IssueCode
+from ..artifact import ArtifactDraft, Format
+from ..issues import IssueCode
 from ..names import Declared, pattern_refused
 from . import budgets, json_text
 from .budgets import Budget

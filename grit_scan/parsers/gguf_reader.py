@@ -21,7 +21,8 @@ from math import prod
 from operator import add, eq, floordiv, itemgetter, mul, neg
 from typing import Any
 
-from ..artifact import ArtifactDraft, IssueCode, TensorTable
+from ..artifact import ArtifactDraft, TensorTable
+from ..issues import IssueCode
 from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource, ParseError, Unsupported

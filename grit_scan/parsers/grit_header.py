@@ -14,11 +14,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..artifact import ArtifactDraft, IssueCode, PlaneRef, QTensor, Source, StoredTensor
+from ..artifact import ArtifactDraft, PlaneRef, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import Grade, parse_grade, registry
 from ..codec.placement import expression_word, parse_layout
+from ..issues import IssueCode
 from . import budgets
 
 _HEX16 = re.compile(r"(0x)?[0-9a-fA-F]{16}")

@@ -19,7 +19,8 @@ from operator import contains
 from pathlib import PureWindowsPath
 from typing import Any, NamedTuple
 
-from ..artifact import Artifact, ArtifactDraft, IssueCode
+from ..artifact import Artifact, ArtifactDraft
+from ..issues import IssueCode
 from . import budgets
 
 _DRIVE = r"^[A-Za-z]:"  # compiled where first used (re's cache), not at import: start-up, issue 15

@@ -20,8 +20,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import ClassVar, NamedTuple, Protocol, TypeVar
 
-from ..artifact import Artifact, ArtifactDraft, Format, IssueCode, ReadError
+from ..artifact import Artifact, ArtifactDraft, Format, ReadError
 from ..codec.errors import GritError
+from ..issues import IssueCode
 from ..names import Declared
 from .fileio import ReadMeter
 

@@ -26,7 +26,6 @@ from ..artifact import (
     Artifact,
     ArtifactDraft,
     Format,
-    IssueCode,
     QList,
     QTensor,
     ReadError,
@@ -37,6 +36,7 @@ from ..codec import base32
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError, GritValueError
 from ..codec.fingerprint import gid
+from ..issues import IssueCode
 from .configs import read_json
 from .fileio import ReadMeter
 from .index import escapes

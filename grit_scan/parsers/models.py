@@ -28,17 +28,8 @@ from itertools import accumulate, chain, compress, islice
 from operator import add, itemgetter, methodcaller, ne
 from typing import TYPE_CHECKING
 
-from ..artifact import (
-    Artifact,
-    Format,
-    Issue,
-    IssueCode,
-    PlaneRef,
-    PlaneSeq,
-    QList,
-    QTensor,
-    TensorTable,
-)
+from ..artifact import Artifact, Format, PlaneRef, PlaneSeq, QList, QTensor, TensorTable
+from ..issues import Issue, IssueCode, Reported
 from ..names import Declared
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
@@ -128,12 +119,12 @@ def _contain(members: Sequence[Artifact], model: str, exc: Exception,
     if not members:
         return []
     first = members[0]
-    why = Issue(IssueCode.INTERNAL_ERROR,
+    why = Reported(IssueCode.INTERNAL_ERROR,
                 f"internal error while inferring the conventions of model {model}: "
                 f"{type(exc).__name__}: {str(exc)[:500]} (other models are unaffected; "
                 "--debug shows the traceback)",
-                detail={"internal_error": True, "rule": "conventions",
-                        "exception": type(exc).__name__})
+                facts={"internal_error": True, "rule": "conventions",
+                       "exception": type(exc).__name__})
     return [replace(first, issues=first.issues + (why,)), *members[1:]]
 
 

@@ -25,7 +25,8 @@ import struct
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..artifact import Artifact, ArtifactDraft, Format, IssueCode, StoredTensor
+from ..artifact import Artifact, ArtifactDraft, Format, StoredTensor
+from ..issues import IssueCode
 from . import budgets
 from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, read_checked
 

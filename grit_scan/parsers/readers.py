@@ -22,7 +22,6 @@ from ..artifact import (
     Artifact,
     ArtifactDraft,
     Format,
-    IssueCode,
     PlaneRef,
     QList,
     QTensor,
@@ -31,6 +30,7 @@ from ..artifact import (
     StoredTensor,
 )
 from ..codec.errors import GritError
+from ..issues import IssueCode
 from ..names import Declared
 from . import budgets, gguf_tables, safetensors_reader
 from .fileio import SafeFile

@@ -20,7 +20,8 @@ from itertools import chain, repeat
 from operator import add, itemgetter, mul, sub
 from typing import Any
 
-from ..artifact import ArtifactDraft, IssueCode, StoredTensor, TensorTable
+from ..artifact import ArtifactDraft, StoredTensor, TensorTable
+from ..issues import IssueCode
 from . import budgets, json_text
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource, ParseError

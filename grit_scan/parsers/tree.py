@@ -19,16 +19,8 @@ import stat
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..artifact import (
-    Artifact,
-    ArtifactDraft,
-    Format,
-    Issue,
-    IssueCode,
-    ReadError,
-    ScanDraft,
-    ScanInput,
-)
+from ..artifact import Artifact, ArtifactDraft, Format, ReadError, ScanDraft, ScanInput
+from ..issues import Issue, IssueCode, Reported
 from ..names import Declared
 from . import budgets, configs, index, models, readers
 from .fileio import ReadMeter, SafeFile
@@ -154,7 +146,8 @@ class Walker:
             det["kind"] = kind.value
         if escape:
             det["escape"] = True
-        self.skipped.append(Issue(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}", detail=det))
+        self.skipped.append(Reported(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}",
+                                     facts=det))
 
     def outside_link(self, rel: str, name: str) -> None:
         """A symlink leaving the root: a path_escape only when a checkpoint
@@ -461,9 +454,9 @@ def collect(paths: list[str], deep: bool = False,
         try:
             st = os.stat(p)
         except OSError as exc:
-            scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: {exc.strerror or exc}",
-                                      detail={"path": p, "missing": True,
-                                              "kind": SkipKind.MISSING.value}))
+            scan.skipped.append(Reported(IssueCode.SKIPPED, f"{p}: {exc.strerror or exc}",
+                                         facts={"path": p, "missing": True,
+                                                "kind": SkipKind.MISSING.value}))
             continue
         if stat.S_ISDIR(st.st_mode):
             w = Walker(p, scan.skipped, p)
@@ -476,9 +469,10 @@ def collect(paths: list[str], deep: bool = False,
         name = os.path.basename(p)
         d = _Dir(rel="")
         if not stat.S_ISREG(st.st_mode):
-            scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: not a regular file (FIFO, "
-                                      "socket or device); skipped",
-                                      detail={"path": p, "kind": SkipKind.NOT_REGULAR.value}))
+            scan.skipped.append(Reported(IssueCode.SKIPPED, f"{p}: not a regular file (FIFO, "
+                                         "socket or device); skipped",
+                                         facts={"path": p,
+                                                "kind": SkipKind.NOT_REGULAR.value}))
             continue
         # a file named on the command line is followed once, here, as the
         # walk follows a link inside the root; SafeFile then opens the
@@ -503,9 +497,9 @@ def collect(paths: list[str], deep: bool = False,
             continue
         else:
             weights = unsupported_weights(name) or SkipKind.OTHER
-            scan.skipped.append(Issue(IssueCode.SKIPPED, f"{p}: neither safetensors, GGUF, an "
-                                      "index nor a manifest", detail={"path": p,
-                                                                      "kind": weights.value}))
+            scan.skipped.append(Reported(IssueCode.SKIPPED, f"{p}: neither safetensors, GGUF, an "
+                                         "index nor a manifest",
+                                         facts={"path": p, "kind": weights.value}))
             continue
         _read_dir(d, scan, os.path.dirname(p) or ".", meter=meter)
     # what a manifest recorded travels with the files' tensors (--deep

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from .._version import __version__
-from ..artifact import Artifact, Format, IssueCode, ScanInput, StoredTensor, TensorTable
+from ..artifact import Artifact, Format, ScanInput, StoredTensor, TensorTable
+from ..issues import IssueCode
 from .escape import esc
 
 # Bumped by the rules of docs/json-report.md: additions keep it, removals,

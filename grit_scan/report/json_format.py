@@ -16,7 +16,8 @@ from operator import attrgetter, ne, sub
 from typing import TYPE_CHECKING, Any, SupportsIndex, TextIO, overload
 
 from .._version import __version__
-from ..artifact import Artifact, Format, IssueCode, QList, QTensor, Source
+from ..artifact import Artifact, Format, QList, QTensor, Source
+from ..issues import IssueCode
 from ..rules.finding import Finding, Severity
 from ..rules.support import declared_mix
 

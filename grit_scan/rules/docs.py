@@ -11,8 +11,10 @@ import json
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from .. import issues
 from .finding import Severity
 from .registry import rules
 
@@ -51,9 +53,24 @@ def findings_md() -> str:
                      f"{r.severity.value} | {r.summary} |" for r in rules())
     table = "| code | kind | severity | summary |\n|---|---|---|---|\n" + rows
     parts = [FINDINGS_HEAD.rstrip(), table]
+    owned = {m.KIND: m for m in issues.modules()}
     for r in rules():
         parts.append(f"## {r.code} {r.name}\n\n{r.doc.rstrip()}")
+        if r.name in owned and issues.variants(owned[r.name]):
+            parts.append(messages(owned[r.name], "Messages from readers and conventions"))
+    parts.append("## Notes\n\nWhat a reader or a convention remarks without a finding: "
+                 "each file's `notes` in the JSON report, and `grit inventory`.\n\n"
+                 + messages(owned[None], "Messages"))
     return "\n\n".join(parts) + "\n"
+
+
+def messages(module: ModuleType, title: str) -> str:
+    """The message templates of one ``issues`` module: each situation's name,
+    and its text with its fields in braces."""
+    name = module.__name__.replace(".", "/")
+    lines = [f"{title} (`{name}.py`):", ""]
+    lines += [f"- {v.__name__}: `{v.TEXT}`" for v in issues.variants(module)]
+    return "\n".join(lines)
 
 
 def exit_table() -> str:

@@ -22,7 +22,8 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from itertools import chain, repeat
 from typing import TypeVar
 
-from ..artifact import Artifact, Format, Issue, IssueCode, QTensor, ScanInput, Source
+from ..artifact import Artifact, Format, QTensor, ScanInput, Source
+from ..issues import Issue, IssueCode, Reported
 from .finding import Finding
 from .registry import Rule, memoised
 
@@ -75,7 +76,7 @@ def _check_split(model: str, members: list[Artifact]) -> list[tuple[str, Issue]]
     out: list[tuple[str, Issue]] = []
 
     def issue(code: IssueCode, message: str, **detail: object) -> None:
-        out.append((head.path, Issue(code, message, None, detail)))
+        out.append((head.path, Reported(code, message, None, detail)))
 
     # the model key is the split's display path without its part suffix; a
     # lone file that says it is a split keeps its name, less ".gguf", as the

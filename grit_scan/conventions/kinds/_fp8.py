@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from math import prod
 from types import MappingProxyType
 
-from ...artifact import IssueCode
 from ...codec.grade import Grade, parse_grade
+from ...issues import shape
+from ...issues.grit_check import Fp8PerTensorSizes
+from ...issues.notes import Fp8ScalesUnmatched, UnknownLayout
 from ..base import Ctx, Parts, new_q, not_representable
 from ..scales import SCALE_TOKENS, ScaleLayout, dt_field, scale_layout
 
@@ -23,17 +25,15 @@ def infer_fp8(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts,
     wt, st = ctx.tensors[w], ctx.tensors[sc]
     plan = _fp8_plan(wt.dtype, st.dtype, tuple(wt.shape), tuple(st.shape), key)
     if plan.status == "unknown":
-        ctx.art.issue(IssueCode.NOTE, f"{w}: FP8 weight with a {st.dtype} scale of shape "
-                      f"{list(st.shape)} is not a layout this scanner knows", tensor=mod)
+        ctx.art.add(UnknownLayout(mod, w, f"FP8 weight with a {st.dtype} scale of shape "
+                                  f"{shape(st.shape)}", "a layout"))
         return
     if plan.status == "blocks":
         return _fp8_blocks(ctx, mod, w, sc, key)
     lay = plan.layout
     if lay is None or plan.grade is None:
         rows, cols = wt.shape
-        ctx.art.issue(IssueCode.NOTE, f"{w}: {prod(st.shape)} scales for a {rows}x{cols} FP8 "
-                      "weight match no per-tensor, per-channel, per-group or block layout",
-                      tensor=mod)
+        ctx.art.add(Fp8ScalesUnmatched(mod, w, prod(st.shape), rows, cols))
         return
     if lay.name == "block-row" and not _block_fits(ctx, mod, w, sc, key, lay):
         return
@@ -133,10 +133,8 @@ def _per_tensor(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts) -> None:
     shape = (rows, cols)
     data_want, scale_want = rows * cols, _SCALE_BYTES[st.dtype]
     if wt.nbytes != data_want or st.nbytes != scale_want:
-        ctx.art.issue(IssueCode.SIZE,
-                      f"{w}: per-tensor FP8 holds one byte per element and one "
-                      f"{st.dtype} scale: {data_want:,} + {scale_want} bytes; the file holds "
-                      f"{wt.nbytes:,} + {st.nbytes}", tensor=w)
+        ctx.art.add(Fp8PerTensorSizes(w, st.dtype, data_want, scale_want, wt.nbytes,
+                                      st.nbytes))
         return
     reason = (f"one {st.dtype} scale for a {rows}x{cols} FP8 weight (per-tensor): GRIT v1 "
               f"groups are runs of k0 along one axis, whose extent must be a multiple of k0 "

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ...artifact import IssueCode
 from ...codec.grade import GRADE_NVF4
+from ...issues.grit_check import Nvfp4DataShape
 from ..base import Ctx, new_q, not_representable, same
 
 
@@ -32,8 +32,7 @@ def infer_nvfp4(ctx: Ctx, mod: str, data: str, scale: str, glob: str | None, who
     tensors of their own)."""
     d = ctx.tensors[data]
     if len(d.shape) != 2:
-        ctx.art.issue(IssueCode.SIZE, f"{data}: NVFP4 data is [out, in/2]; got "
-                      f"{list(d.shape)}", tensor=mod)
+        ctx.art.add(Nvfp4DataShape(mod, data, tuple(d.shape)))
         return
     shape = same((d.shape[0], d.shape[1] * 2))
     if who == "compressed-tensors" and glob is not None:

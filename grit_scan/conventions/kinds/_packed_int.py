@@ -4,11 +4,14 @@ is follows from the shapes (``packed_bits``)."""
 
 from __future__ import annotations
 
-from ...artifact import IssueCode, PlaneRef
+from ...artifact import PlaneRef
 from ...codec import descriptor as desc_mod
 from ...codec.check import expected_plane_sizes
 from ...codec.errors import GritError
 from ...codec.grade import Grade, parse_grade
+from ...issues.grit_check import PackedIntUnfit
+from ...issues.not_representable import ActOrder
+from ...issues.notes import NotGraded, QweightWithoutScales
 from ..base import Ctx, Parts, new_q, not_representable
 
 SUFFIXES = (".qweight", ".qzeros", ".scales", ".g_idx")
@@ -45,7 +48,7 @@ def infer_packed(ctx: Ctx, mod: str, parts: Parts) -> None:
     qw, qz, sc = parts.get(".qweight"), parts.get(".qzeros"), parts.get(".scales")
     names = [n for n in parts.values()]
     if not (qw and sc):
-        ctx.art.issue(IssueCode.NOTE, f"{mod}: qweight without scales", tensor=mod)
+        ctx.art.add(QweightWithoutScales(mod))
         return
     w, s = t[qw], t[sc]
     decl = ctx.declared or {}
@@ -53,8 +56,7 @@ def infer_packed(ctx: Ctx, mod: str, parts: Parts) -> None:
         return
     found = packed_bits(ctx, parts, tuple(w.shape), tuple(s.shape))
     if found is None:
-        ctx.art.issue(IssueCode.SIZE, f"{mod}: qweight {list(w.shape)} and scales "
-                      f"{list(s.shape)} fit neither GPTQ nor AWQ packing", tensor=mod)
+        ctx.art.add(PackedIntUnfit(mod, tuple(w.shape), tuple(s.shape)))
         return
     convention, bits, evidence = found
     if not bits:
@@ -109,10 +111,7 @@ def infer_packed(ctx: Ctx, mod: str, parts: Parts) -> None:
         not_representable(ctx, mod, mod + ".weight", shape, convention, "§0.3(d)", reason,
                           names, grade, group_axis=0, planes=planes, notes=notes, **detail)
     if convention == "gptq" and decl.get("desc_act"):
-        ctx.art.issue(IssueCode.NOT_REPRESENTABLE,
-                      f"{mod}.weight: GPTQ act-order (desc_act=true) assigns columns to groups "
-                      "through g_idx; §3.7 grouping is contiguous, so it is not expressible "
-                      "(§0.3(c))", tensor=mod + ".weight", clause="§0.3(c)", convention="gptq")
+        ctx.art.add(ActOrder(mod + ".weight"))
 
 
 def gptq8(ctx: Ctx, mod: str, shape: tuple[int, int], convention: str, grade: Grade,
@@ -133,4 +132,4 @@ def gptq8(ctx: Ctx, mod: str, shape: tuple[int, int], convention: str, grade: Gr
     q = new_q(ctx, mod, mod + ".weight", shape, None, convention, group_axis=0, planes=planes,
               notes=(why, f"would be {grade} with a word-packing placement", *notes), reason=why)
     ctx.add(q, *names)
-    ctx.art.issue(IssueCode.NOTE, f"{mod}.weight: {why}", tensor=mod + ".weight", **detail)
+    ctx.art.add(NotGraded(mod + ".weight", why, detail))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...artifact import IssueCode
 from ...codec import descriptor as desc_mod
 from ...codec.check import expected_plane_sizes
 from ...codec.errors import GritError
 from ...codec.grade import parse_grade
+from ...issues.grit_check import AwqGemvSizes
 from ..base import Convention, Ctx, Parts, not_representable
 from ._packed_int import SUFFIXES
 
@@ -95,13 +95,8 @@ class AwqGemv(Convention):
             want = (out * k * bits // 8, out * width * pack * 2, out * width * 4)
             have = (t[qw].nbytes, t[sc].nbytes, t[qz].nbytes)
             if width >= 0 and want != have:  # -1: a group AutoAWQ does not pad
-                ctx.art.issue(
-                    IssueCode.SIZE,
-                    f"{mod}: AWQ GEMV {out}x{k} at group {group} holds qweight, scales and "
-                    f"qzeros of {want[0]:,}, {want[1]:,} and {want[2]:,} bytes (scales and "
-                    f"qzeros padded to calculate_zeros_width = {width}); the file holds "
-                    f"{have[0]:,}, {have[1]:,} and {have[2]:,}", tensor=mod + ".weight",
-                    expected=list(want), actual=list(have))
+                ctx.art.add(AwqGemvSizes(mod + ".weight", mod, out, k, group, width, want,
+                                         have))
                 return
         reason = (f"AWQ GEMV packs its {bits}-bit zero points densely ({pack} per int32 word) "
                   "and pads its scales and zero points past the last group "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ...artifact import IssueCode
+from ...issues.grit_check import BitsandbytesSizes
 from ..base import Convention, Ctx, Parts, not_representable
 
 _PARTS = frozenset((".weight.quant_map", ".weight.absmax",
@@ -46,7 +46,7 @@ class Bitsandbytes4bit(Convention):
         w = parts.get(".weight", mod)
         sizes = _sizes(ctx, parts)
         if isinstance(sizes, str):
-            ctx.art.issue(IssueCode.SIZE, f"{w}: bitsandbytes {kind}: {sizes}", tensor=w)
+            ctx.art.add(BitsandbytesSizes(w, kind, sizes))
             return
         not_representable(
             ctx, mod, w, ctx.tensors[w].shape if w in ctx.tensors else (),

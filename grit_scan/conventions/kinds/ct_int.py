@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from math import prod
 
-from ...artifact import IssueCode
 from ...codec.grade import parse_grade
+from ...issues import shape
+from ...issues.notes import UnknownLayout
 from ...names import Declared
 from ..base import Convention, Ctx, Parts, new_q, not_representable
 from ..scales import SCALE_TOKENS, dt_field, scale_layout
@@ -59,9 +60,8 @@ def _infer(ctx: Ctx, mod: str, w: str, sc: str, parts: Parts) -> None:
     lay = scale_layout(wt.shape[0], wt.shape[1], tuple(st.shape)) if (
         len(wt.shape) == 2 and sdt is not None and 0 not in wt.shape) else None
     if lay is None or sdt is None:
-        ctx.art.issue(IssueCode.NOTE, f"{w}: an I8 weight {list(wt.shape)} with a {st.dtype} "
-                      f"scale {list(st.shape)} is not an int-quantized layout this scanner "
-                      "knows", tensor=mod)
+        ctx.art.add(UnknownLayout(mod, w, f"an I8 weight {shape(wt.shape)} with a {st.dtype} "
+                                  f"scale {shape(st.shape)}", "an int-quantized layout"))
         return
     # Always s8: the descriptor must not depend on the config (decode of one file
     # reads none), and every b-bit value sign-extended into an int8 byte is that s8.

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from ...artifact import IssueCode
 from ...codec.grade import parse_grade
+from ...issues import shape
+from ...issues.notes import UnknownLayout
 from ..base import Convention, Ctx, Parts, new_q
 from ..scales import FP8
 from .ct_nvfp4 import CT_SUFFIXES
@@ -41,8 +42,8 @@ def _infer(ctx: Ctx, mod: str, w: str, sc: str) -> None:
     if len(wt.shape) != 2 or len(st.shape) != 2 or st.shape[0] != wt.shape[0] or (
             st.shape[1] == 0 or wt.shape[1] % st.shape[1]
             or not 1 <= wt.shape[1] // st.shape[1] <= 65535):
-        ctx.art.issue(IssueCode.NOTE, f"{w}: an F8 weight {list(wt.shape)} with a U8 scale "
-                      f"{list(st.shape)} is not an MX layout this scanner knows", tensor=mod)
+        ctx.art.add(UnknownLayout(mod, w, f"an F8 weight {shape(wt.shape)} with a U8 scale "
+                                  f"{shape(st.shape)}", "an MX layout"))
         return
     elem = "e4m3" if wt.dtype == "F8_E4M3" else "e5m2"
     k0 = wt.shape[1] // st.shape[1]

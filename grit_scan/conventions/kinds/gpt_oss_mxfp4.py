@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...artifact import IssueCode
 from ...codec.grade import GRADE_MXFP4
+from ...issues.grit_check import MxBlocksShape
 from ..base import Convention, Ctx, Parts, new_q, same
 
 
@@ -35,10 +35,7 @@ class GptOssMxfp4(Convention):
         scales = g("_scales") or g(".scales") or ""
         b, s = ctx.tensors[blocks], ctx.tensors[scales]
         if len(b.shape) < 2 or b.shape[-1] != 16:
-            ctx.art.issue(IssueCode.SIZE, f"{blocks}: gpt-oss MXFP4 blocks have a last "
-                          "dimension of 16 bytes (32 E2M1 codes); this one is "
-                          f"{list(b.shape)}", tensor=mod, expected=16,
-                          actual=b.shape[-1] if b.shape else None)
+            ctx.art.add(MxBlocksShape(mod, blocks, tuple(b.shape)))
             return
         shape = same(tuple(b.shape[:-2]) + (b.shape[-2] * 32,))
         notes: tuple[str, ...] = ()

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ...artifact import Artifact, ArtifactDraft, Format, Issue, IssueCode, ScanDraft
+from ...artifact import Artifact, ArtifactDraft, Format, ScanDraft
+from ...issues import IssueCode, Reported
 from ...names import Declared
 from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
@@ -406,9 +407,10 @@ class _Reading:
         index_shards: list[index.Indexed] = []
         for rel in rels:
             if kinds[rel] is Format.MANIFEST:
-                self.scan.skipped.append(Issue(
+                self.scan.skipped.append(Reported(
                     IssueCode.SKIPPED, f"{self.tree.display(rel)}: manifests are read from "
-                    "local directories only; skipped", detail={"path": self.tree.display(rel)}))
+                    "local directories only; skipped",
+                    facts={"path": self.tree.display(rel)}))
             if kinds[rel] is not Format.INDEX:
                 continue
             disp = self.tree.display(rel)
@@ -429,7 +431,7 @@ class _Reading:
 def _with_notes(src: ByteSource, art: Artifact) -> Artifact:
     """``art`` with a NOTE for each of its source's notes (the remote
     source's own remarks, known once it has been read)."""
-    notes = tuple(Issue(IssueCode.NOTE, f"{art.abs_path}: {note}")
+    notes = tuple(Reported(IssueCode.NOTE, f"{art.abs_path}: {note}")
                   for note in getattr(src, "notes", ()))
     return replace(art, issues=art.issues + notes) if notes else art
 

@@ -10,7 +10,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...artifact import Artifact, IssueCode, QTensor, ScanInput
+from ...artifact import Artifact, QTensor, ScanInput
+from ...issues import IssueCode
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule

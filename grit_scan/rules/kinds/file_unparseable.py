@@ -7,7 +7,9 @@ walker would not open that look like checkpoints, or that do not exist.
 
 from __future__ import annotations
 
-from ...artifact import Artifact, IssueCode, ScanInput
+from ...artifact import Artifact, ScanInput
+from ...issues import IssueCode
+from ...issues import file_unparseable as owned  # the issues this kind reports, and their text
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -43,8 +45,7 @@ CHECKPOINT_NAMES = (".safetensors", ".gguf", ".json")
 
 def check_file(art: Artifact) -> list[Finding]:
     return issue_findings(
-        art, RULE, (IssueCode.UNPARSEABLE, IssueCode.DUPLICATE, IssueCode.GRIT_HEADER,
-                    IssueCode.CHANGED, IssueCode.SKIPPED),
+        art, RULE, owned.CODES,
         message=lambda i: (f"malformed GRIT metadata: {i.message}"
                            if i.code == IssueCode.GRIT_HEADER else i.message))
 

@@ -14,8 +14,10 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...artifact import Artifact, Format, IssueCode, QTensor, nbytes_map, plane_bytes
+from ...artifact import Artifact, Format, QTensor, nbytes_map, plane_bytes
 from ...codec.errors import GritCheckError, GritError, Status
+from ...issues import IssueCode
+from ...issues import grit_check as owned  # the issues size_mismatch reports, and their text
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -96,8 +98,7 @@ RULES = (SIZE_MISMATCH, GRADE_UNKNOWN, PLACEMENT_UNKNOWN)
 
 STATUS_RULE = {Status.SIZE_MISMATCH: SIZE_MISMATCH, Status.GRADE_UNKNOWN: GRADE_UNKNOWN,
                Status.PLACEMENT_UNKNOWN: PLACEMENT_UNKNOWN}
-SIZE_ISSUES = (IssueCode.TRUNCATED, IssueCode.BAD_OFFSETS, IssueCode.BAD_TENSOR,
-               IssueCode.SIZE)
+SIZE_ISSUES = owned.CODES
 
 
 def check_file(art: Artifact) -> list[Finding]:

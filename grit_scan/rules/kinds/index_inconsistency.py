@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ...artifact import Artifact, IssueCode, ScanInput
+from ...artifact import Artifact, ScanInput
+from ...issues import IssueCode
+from ...issues import index_inconsistency as owned  # the issues this kind reports, and their text
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -30,7 +32,7 @@ RULES = (RULE,)
 
 
 def check_file(art: Artifact) -> list[Finding]:
-    return issue_findings(art, RULE, (IssueCode.INDEX_INCONSISTENT,))
+    return issue_findings(art, RULE, owned.CODES)
 
 
 def check_scan(scan: ScanInput) -> list[Finding]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...artifact import Artifact, IssueCode
+from ...artifact import Artifact
+from ...issues import not_representable as owned  # the issues this kind reports, and their text
+from ...issues.not_representable import NotRepresentable
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -41,26 +43,26 @@ def check_file(art: Artifact) -> list[Finding]:
     nrep: dict[tuple[str, str], list[str]] = {}
     reasons: dict[tuple[str, str], str] = {}
     first: dict[tuple[str, str], Any] = {}
-    issues = [iss for iss in art.issues if iss.code == IssueCode.NOT_REPRESENTABLE]
+    issues = [iss for iss in art.issues if iss.code in owned.CODES]
     out = [RULE.finding(art.path, iss.message, detail=iss.detail) for iss in issues
            if iss.detail.get("unsupported")]
-    # the key of each detail object, asked once: the modules a convention's
-    # plan was replayed on share their issue's detail (conventions/engine.py)
-    keys: dict[int, tuple[str, str] | None] = {}
     for iss in issues:
-        d = iss.detail
-        if id(d) in keys:
-            key = keys[id(d)]
+        # a convention's variant carries its key as fields; a reader's in its
+        # detail (read once per kind of issue, not per module: a plan's
+        # replays share their fields, conventions/engine.py)
+        if isinstance(iss, NotRepresentable):
+            key: tuple[str, str] | None = (iss.convention, iss.clause)
         else:
-            key = keys[id(d)] = None if d.get("unsupported") else (
-                str(d.get("convention", "?")), str(d.get("clause", "")))
+            d = iss.detail
+            key = None if d.get("unsupported") else (str(d.get("convention", "?")),
+                                                     str(d.get("clause", "")))
         if key is None:
             continue
         names = nrep.get(key)
         if names is None:
             nrep[key] = names = []
             reasons[key] = iss.message.split(": ", 1)[-1]
-            first[key] = d
+            first[key] = iss.detail
         names.append(iss.tensor or "?")
     for (conv, clause), names in sorted(nrep.items()):
         detail = {"convention": conv, "clause": clause, "count": len(names),

@@ -3,7 +3,8 @@ the scanned root.  It is never opened."""
 
 from __future__ import annotations
 
-from ...artifact import Artifact, IssueCode, ScanInput
+from ...artifact import Artifact, ScanInput
+from ...issues import path_escape as owned  # the issues this kind reports, and their text
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -33,7 +34,7 @@ RULES = (RULE,)
 
 
 def check_file(art: Artifact) -> list[Finding]:
-    return issue_findings(art, RULE, (IssueCode.PATH_ESCAPE,))
+    return issue_findings(art, RULE, owned.CODES)
 
 
 def check_scan(scan: ScanInput) -> list[Finding]:

@@ -13,7 +13,9 @@ against the reference loader's, the official ``safetensors`` library
 
 from __future__ import annotations
 
-from ...artifact import Artifact, Format, IssueCode, PlaneReader
+from ...artifact import Artifact, Format, PlaneReader
+from ...issues import IssueCode
+from ...issues import reference_loader as owned  # the issues this kind reports, and their text
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -69,7 +71,7 @@ RULES = (REFUSES, OPENS)
 def check_file(art: Artifact) -> list[Finding]:
     out = []
     for iss in art.issues:
-        if iss.code is IssueCode.REFERENCE and iss.detail.get("opens") is True:
+        if iss.code in owned.CODES and iss.detail.get("opens") is True:
             why = next((i.message for i in art.issues if i.code is not IssueCode.REFERENCE
                         and i.code is not IssueCode.NOTE), "")
             out.append(OPENS.finding(
@@ -80,7 +82,7 @@ def check_file(art: Artifact) -> list[Finding]:
 
 def check_deep(art: Artifact, planes: PlaneReader) -> list[Finding]:
     if art.format is not Format.SAFETENSORS or not art.parsed or any(
-            i.code is IssueCode.REFERENCE for i in art.issues):
+            i.code in owned.CODES for i in art.issues):
         return []  # a broken file was put to the library when it was read
     verdict = planes.reference()
     if verdict is None or verdict[0]:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 
-from ...artifact import Artifact, IssueCode, ScanInput
+from ...artifact import Artifact, ScanInput
+from ...issues import (
+    unsupported_convention as owned,  # the issues this kind reports, and their text
+)
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -37,7 +40,7 @@ RULES = (RULE,)
 
 def _count(a: Artifact) -> int:
     return sum(int(str(i.detail.get("count", 0))) for i in a.issues
-               if i.code == IssueCode.UNSUPPORTED)
+               if i.code in owned.CODES)
 
 
 def check_scan(scan: ScanInput) -> list[Finding]:
@@ -70,6 +73,6 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         if a.group in unknown:
             continue
         for iss in a.issues:
-            if iss.code == IssueCode.UNSUPPORTED:
+            if iss.code in owned.CODES:
                 out.append(RULE.finding(a.path, iss.message, None, iss.detail))
     return out

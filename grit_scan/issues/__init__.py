@@ -1,0 +1,148 @@
+"""What a reader or a convention finds wrong: one frozen record per situation.
+
+Like safetensors' one error type with named variants: ``Issue`` is the type,
+and each situation is a subclass with typed fields (the numbers, names and
+shapes involved), its ``IssueCode`` and ``TEXT``, the one message template
+of that situation. Nothing that finds an issue writes its prose: the
+message is rendered from the fields when a rule or a report asks for it
+(``message``), so a scan that finds one issue per module holds its fields,
+not its sentence. ``detail`` is the machine-readable part the JSON report
+carries: the fields named in ``DETAIL``, in that order (or a variant's own).
+
+The finding kind owns its messages: the variants that ``rules/kinds/X.py``
+reports are in ``issues/X.py``, whose ``CODES`` are the codes that rule
+reports, and docs/findings.md shows them on that kind's section (generated,
+``rules/docs.py``). ``issues/notes.py`` holds the notes, which the report
+lists without a finding. ``Reported`` is an issue whose text was written
+whole where it was found: an exception's message, carried as it is.
+
+A variant that names a tensor has ``tensor`` as its first field, so that
+convention inference can replay it for another module with the same plan
+(``renamed``; conventions/engine.py).
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
+
+
+class IssueCode(str, enum.Enum):
+    """What a reader can find wrong; rules map each to a finding kind."""
+
+    UNPARSEABLE = "unparseable"  # the file cannot be read as its format at all
+    TRUNCATED = "truncated"  # a tensor's bytes run past the end of the file
+    BAD_OFFSETS = "bad_offsets"  # gaps, overlaps, trailing bytes, misalignment
+    BAD_TENSOR = "bad_tensor"  # shape x dtype != bytes, unknown dtype, overflow
+    DUPLICATE = "duplicate"  # a key or tensor name twice
+    GRIT_HEADER = "grit_header"  # a malformed __grit__ header or grit.* key
+    SIZE = "size"  # a convention's byte equation fails (plane sizes)
+    NOT_REPRESENTABLE = "not_representable"  # a convention GRIT v1 cannot express
+    UNSUPPORTED = "unsupported_convention"  # quantised-looking tensors no convention claims
+    MISSING_SHARD = "missing_shard"
+    INDEX_INCONSISTENT = "index_inconsistent"
+    PATH_ESCAPE = "path_escape"
+    CHANGED = "changed_during_read"
+    SKIPPED = "skipped"  # not a regular file, symlink out of root, unreadable
+    NOTE = "note"  # informational
+    INTERNAL_ERROR = "internal_error"  # a reader raised: contained to this file
+    REFERENCE = "reference_loader"  # the format's reference loader's verdict (parsers/reference.py)
+
+
+class _Fields:
+    """A variant's fields (and properties) by name, for ``str.format_map``."""
+
+    __slots__ = ("of",)
+
+    def __init__(self, of: object) -> None:
+        self.of = of
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self.of, name)
+
+
+def shape(dims: tuple[int, ...] | list[int]) -> str:
+    """A shape as the messages write it: ``[256, 512]``."""
+    return str(list(dims))
+
+
+class Issue:
+    """The base of every variant (not instantiated itself)."""
+
+    __slots__ = ()
+    CODE: ClassVar[IssueCode]
+    TEXT: ClassVar[str]  # str.format template over the variant's fields
+    DETAIL: ClassVar[tuple[str, ...]] = ()  # fields (or properties) that form ``detail``
+
+    if TYPE_CHECKING:
+        @property
+        def tensor(self) -> str | None: ...
+
+    @property
+    def code(self) -> IssueCode:
+        return self.CODE
+
+    @property
+    def message(self) -> str:
+        return self.TEXT.format_map(_Fields(self))
+
+    @property
+    def detail(self) -> Mapping[str, Any]:
+        return {k: getattr(self, k) for k in self.DETAIL}
+
+    def renamed(self, tensor: str) -> Issue:
+        """The same issue for the tensor ``tensor`` (variants whose first
+        field is ``tensor``)."""
+        names: tuple[str, ...] = self.__match_args__  # type: ignore[attr-defined]
+        assert names and names[0] == "tensor", type(self).__name__
+        cls: Any = type(self)
+        made: Issue = cls(tensor, *[getattr(self, n) for n in names[1:]])
+        return made
+
+    def others(self) -> tuple[Any, ...]:
+        """Every field's value but ``tensor``'s."""
+        names: tuple[str, ...] = self.__match_args__  # type: ignore[attr-defined]
+        return tuple(getattr(self, n) for n in names if n != "tensor")
+
+
+def modules() -> list[ModuleType]:
+    """This package's modules, one per finding kind (and the notes): for the
+    docs and their tests."""
+    return [importlib.import_module(f"{__name__}.{info.name}")
+            for info in pkgutil.iter_modules(__path__)]
+
+
+def variants(module: ModuleType) -> list[type[Issue]]:
+    """The situations ``module`` defines, in its order."""
+    return [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, Issue)
+            and c.__module__ == module.__name__ and "TEXT" in c.__dict__]
+
+
+# ---------------------------------------------------------------------------
+# Free text carried from an exception (until its raiser has variants of its own)
+
+
+@dataclass(frozen=True, slots=True)
+class Reported(Issue):
+    """An issue whose text comes whole from an error raised below (a
+    ``ParseError``'s or ``ReadError``'s message, a budget's sentence)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{text}"
+    kind: IssueCode
+    text: str
+    tensor: str | None = None
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def code(self) -> IssueCode:
+        return self.kind
+
+    @property
+    def detail(self) -> Mapping[str, Any]:
+        return self.facts

@@ -1,0 +1,51 @@
+"""The issues ``rules/kinds/not_representable.py`` reports: a convention GRIT
+v1 cannot express."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from . import Issue, IssueCode
+
+# the codes of these issues: the rule reports every issue with one of them
+KIND = "not_representable"  # the finding kind whose docs section lists these messages
+CODES = (IssueCode.NOT_REPRESENTABLE,)
+
+
+@dataclass(frozen=True, slots=True)
+class NotRepresentable(Issue):
+    """A module in a convention GRIT v1 cannot express: ``reason`` is the
+    convention's own account (the same text its QTensor carries)."""
+
+    CODE = IssueCode.NOT_REPRESENTABLE
+    TEXT = "{tensor}: {reason}"
+    tensor: str
+    reason: str
+    facts: Mapping[str, Any]  # clause, convention, then what the convention recorded
+
+    @property
+    def clause(self) -> str:
+        return str(self.facts["clause"])
+
+    @property
+    def convention(self) -> str:
+        return str(self.facts["convention"])
+
+    @property
+    def detail(self) -> Mapping[str, Any]:
+        return self.facts
+
+
+@dataclass(frozen=True, slots=True)
+class ActOrder(Issue):
+    """GPTQ with desc_act: groups follow g_idx, not contiguous runs."""
+
+    CODE = IssueCode.NOT_REPRESENTABLE
+    TEXT = ("{tensor}: GPTQ act-order (desc_act=true) assigns columns to groups through "
+            "g_idx; §3.7 grouping is contiguous, so it is not expressible (§0.3(c))")
+    DETAIL = ("clause", "convention")
+    tensor: str
+    clause: ClassVar[str] = "§0.3(c)"
+    convention: ClassVar[str] = "gptq"

@@ -1,0 +1,90 @@
+"""Notes: what a reader or a convention remarks without a finding (the JSON
+report's ``notes`` of each file, docs/json-report.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import Issue, IssueCode
+
+# the codes of these issues: the rule reports every issue with one of them
+KIND = None  # no finding: the report lists them as each file's notes
+CODES = (IssueCode.NOTE,)
+
+
+@dataclass(frozen=True, slots=True)
+class QweightWithoutScales(Issue):
+    """A packed-integer module with a qweight and no scales."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "{tensor}: qweight without scales"
+    tensor: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotGraded(Issue):
+    """A module described but not given a grade (``why`` says why)."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "{tensor}: {why}"
+    tensor: str
+    why: str
+    facts: Mapping[str, Any]
+
+    @property
+    def detail(self) -> Mapping[str, Any]:
+        return self.facts
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownLayout(Issue):
+    """A quantised weight and scale in a layout this scanner does not know
+    (``what`` names the weight and scale as the convention sees them)."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "{weight}: {what} is not {known} this scanner knows"
+    tensor: str
+    weight: str
+    what: str
+    known: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fp8ScalesUnmatched(Issue):
+    """FP8 scales whose count matches no FP8 layout."""
+
+    CODE = IssueCode.NOTE
+    TEXT = ("{weight}: {count} scales for a {rows}x{cols} FP8 weight match no per-tensor, "
+            "per-channel, per-group or block layout")
+    tensor: str
+    weight: str
+    count: int
+    rows: int
+    cols: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnusedNoScale(Issue):
+    """An FP8/FP4 tensor that no convention consumed and that has no weight
+    scale beside it."""
+
+    CODE = IssueCode.NOTE
+    TEXT = ("{dtype} tensor {tensor!r} has no scale tensor beside it; its quantisation is "
+            "not described")
+    tensor: str
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnusedScaleLayout(Issue):
+    """An FP8/FP4 tensor that no convention consumed, beside a weight scale
+    in a layout no convention describes."""
+
+    CODE = IssueCode.NOTE
+    TEXT = ("{dtype} tensor {tensor!r} has a scale beside it ({scale!r}) in a layout no "
+            "convention describes; its quantisation is not described")
+    tensor: str
+    dtype: str
+    scale: str

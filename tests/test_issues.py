@@ -1,0 +1,102 @@
+"""The issue variants (grit_scan/issues/): each situation is a frozen record
+with typed fields, its message is its kind's template over those fields, and
+each finding kind owns the variants it reports."""
+
+import dataclasses
+import string
+from pathlib import Path
+
+import pytest
+
+from grit_scan import issues
+from grit_scan.artifact import Artifact, Format
+from grit_scan.issues.grit_check import AwqGemvSizes, Fp8PerTensorSizes
+from grit_scan.issues.not_representable import NotRepresentable
+from grit_scan.issues.notes import UnusedNoScale
+from grit_scan.issues.unsupported_convention import Unclaimed
+from grit_scan.rules.codes import Kind
+from grit_scan.rules.registry import modules as rule_modules
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL = [(m, v) for m in issues.modules() for v in issues.variants(m)]
+
+
+def test_every_template_names_only_fields_of_its_variant():
+    assert len(ALL) >= 15
+    for _, v in ALL:
+        names = {f.name for f in dataclasses.fields(v)} | {
+            k for k in dir(v) if not k.startswith("_")}
+        for _, field, _, _ in string.Formatter().parse(v.TEXT):
+            if field is None:
+                continue
+            root = field.split(".")[0].split("[")[0]
+            assert root in names, (v.__name__, field)
+
+
+def test_each_kind_owns_its_variants_and_codes():
+    kinds = {k.value for k in Kind}
+    rule_names = {m.name for m in rule_modules()}
+    seen: dict[issues.IssueCode, str] = {}
+    for m in issues.modules():
+        name = m.__name__.rpartition(".")[2]
+        if name != "notes":
+            assert m.KIND in kinds and name in rule_names, name
+        for code in m.CODES:
+            assert code not in seen, (code, name, seen.get(code))
+            seen[code] = name
+        for v in issues.variants(m):
+            assert v.CODE in m.CODES, (name, v.__name__)
+            fields = [f.name for f in dataclasses.fields(v)]
+            # a variant naming a tensor names it first: plans replay it (renamed)
+            assert "tensor" not in fields or fields[0] == "tensor", v.__name__
+    assert set(seen) == set(issues.IssueCode), set(issues.IssueCode) - set(seen)
+
+
+def test_a_variant_is_frozen_and_its_message_is_rendered_from_its_fields():
+    iss = Fp8PerTensorSizes("m.weight", "F32", 131072, 4, 131071, 4)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        iss.data_have = 131072  # type: ignore[misc]
+    assert iss.code is issues.IssueCode.SIZE and iss.tensor == "m.weight"
+    assert iss.message == ("m.weight: per-tensor FP8 holds one byte per element and one F32 "
+                           "scale: 131,072 + 4 bytes; the file holds 131,071 + 4")
+
+
+def test_detail_is_the_named_fields_in_order():
+    iss = AwqGemvSizes("m.weight", "m", 64, 128, 32, 4, (4096, 1024, 512), (4096, 1024, 256))
+    assert list(iss.detail.items()) == [("expected", [4096, 1024, 512]),
+                                        ("actual", [4096, 1024, 256])]
+    assert "qzeros of 4,096, 1,024 and 512 bytes" in iss.message
+    assert iss.message.endswith("the file holds 4,096, 1,024 and 256")
+    many = Unclaimed("a.w", 120, tuple(f"t{i}" for i in range(50)))
+    assert many.detail["count"] == 120 and len(many.detail["tensors"]) == 50
+    assert many.message.startswith("120 tensor(s) look quantised but no convention claims "
+                                   "them (e.g. a.w)")
+
+
+def test_renamed_is_the_same_issue_for_another_tensor():
+    facts = {"clause": "§3.7", "convention": "fp8-block", "group_shape": "2-D"}
+    one = NotRepresentable("a.0.weight", "2-D blocks are not expressible", facts)
+    two = one.renamed("a.1.weight")
+    assert type(two) is NotRepresentable and two.tensor == "a.1.weight"
+    assert two.message == "a.1.weight: 2-D blocks are not expressible"
+    assert two.detail is one.detail  # shared by every module a plan replays
+    assert two.clause == "§3.7" and two.convention == "fp8-block"
+    assert one.others() == ("2-D blocks are not expressible", facts)
+    note = UnusedNoScale("x.weight", "F8_E4M3")
+    assert note.renamed("y.weight").message == (
+        "F8_E4M3 tensor 'y.weight' has no scale tensor beside it; its quantisation is "
+        "not described")
+
+
+def test_an_artifact_holds_variants_and_reported_issues_alike():
+    art = Artifact("f.safetensors", "/f.safetensors", Format.SAFETENSORS, 8, (),
+                   issues=(UnusedNoScale("x", "F8_E5M2"),
+                           issues.Reported(issues.IssueCode.UNPARSEABLE, "bad magic")))
+    assert [i.code.value for i in art.issues] == ["note", "unparseable"]
+    assert art.issues[1].message == "bad magic" and dict(art.issues[1].detail) == {}
+
+
+def test_findings_docs_list_each_kinds_messages():
+    text = (ROOT / "docs" / "findings.md").read_text()
+    for m, v in ALL:
+        assert f"- {v.__name__}: `{v.TEXT}`" in text, v.__name__
