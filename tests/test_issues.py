@@ -100,3 +100,29 @@ def test_findings_docs_list_each_kinds_messages():
     text = (ROOT / "docs" / "findings.md").read_text()
     for m, v in ALL:
         assert f"- {v.__name__}: `{v.TEXT}`" in text, v.__name__
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Refused(issues.Issue):
+    """A not-representable variant whose detail is built on each access."""
+
+    CODE = issues.IssueCode.NOT_REPRESENTABLE
+    TEXT = "{tensor}: refused by {convention}"
+    DETAIL = ("clause", "convention")
+    tensor: str
+    convention: str
+    clause: str = "§3.7"
+
+
+def test_not_representable_keys_each_issue_by_its_own_detail():
+    """Two conventions whose details are made afresh on each access are
+    counted apart (an id-keyed cache must keep what it keys alive)."""
+    from grit_scan.rules.kinds import not_representable
+
+    # a, b, b, a, a, b, b, a: a freed mapping's memory is taken by the one
+    # after next, whose convention differs
+    found = tuple(_Refused(f"m.{k}.weight", "conv-a" if k % 4 in (0, 3) else "conv-b")
+                  for k in range(8))
+    art = Artifact("f.safetensors", "/f.safetensors", Format.SAFETENSORS, 8, (), issues=found)
+    got = {f.detail["convention"]: f.detail["count"] for f in not_representable.check_file(art)}
+    assert got == {"conv-a": 4, "conv-b": 4}

@@ -83,9 +83,16 @@ class Issue:
         @property
         def tensor(self) -> str | None: ...
 
-    @property
-    def code(self) -> IssueCode:
-        return self.CODE
+        @property
+        def code(self) -> IssueCode: ...
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        # ``code`` is read for every issue by every rule that filters them:
+        # a class attribute, not a property (a variant with a code of its
+        # own per instance, ``Reported``, has it as a field)
+        super().__init_subclass__(**kw)
+        if "CODE" in cls.__dict__:
+            setattr(cls, "code", cls.CODE)  # noqa: B010  (mypy: a property in its eyes)
 
     @property
     def message(self) -> str:
@@ -93,6 +100,8 @@ class Issue:
 
     @property
     def detail(self) -> Mapping[str, Any]:
+        # a variant that keeps its detail whole has a field of this name
+        # (declared ``= field()``, so that this property is not its default)
         return {k: getattr(self, k) for k in self.DETAIL}
 
     def renamed(self, tensor: str) -> Issue:
@@ -132,16 +141,11 @@ class Reported(Issue):
     """An issue whose text comes whole from an error raised below (a
     ``ParseError``'s or ``ReadError``'s message, a budget's sentence)."""
 
-    CODE = IssueCode.UNPARSEABLE
     TEXT = "{text}"
-    kind: IssueCode
-    text: str
+    code: IssueCode = field()
+    text: str = field()
     tensor: str | None = None
     facts: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def code(self) -> IssueCode:
-        return self.kind
 
     @property
     def detail(self) -> Mapping[str, Any]:

@@ -4,7 +4,7 @@ v1 cannot express."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import Issue, IssueCode
@@ -23,19 +23,17 @@ class NotRepresentable(Issue):
     TEXT = "{tensor}: {reason}"
     tensor: str
     reason: str
-    facts: Mapping[str, Any]  # clause, convention, then what the convention recorded
+    # clause, convention, then what the convention recorded (shared by the
+    # modules a plan replays it on)
+    detail: Mapping[str, Any] = field()
 
     @property
     def clause(self) -> str:
-        return str(self.facts["clause"])
+        return str(self.detail["clause"])
 
     @property
     def convention(self) -> str:
-        return str(self.facts["convention"])
-
-    @property
-    def detail(self) -> Mapping[str, Any]:
-        return self.facts
+        return str(self.detail["convention"])
 
 
 @dataclass(frozen=True, slots=True)

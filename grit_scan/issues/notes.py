@@ -4,7 +4,7 @@ report's ``notes`` of each file, docs/json-report.md)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import Issue, IssueCode
@@ -31,11 +31,7 @@ class NotGraded(Issue):
     TEXT = "{tensor}: {why}"
     tensor: str
     why: str
-    facts: Mapping[str, Any]
-
-    @property
-    def detail(self) -> Mapping[str, Any]:
-        return self.facts
+    detail: Mapping[str, Any] = field()
 
 
 @dataclass(frozen=True, slots=True)

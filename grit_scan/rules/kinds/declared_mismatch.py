@@ -173,14 +173,16 @@ def check_scan(scan: ScanInput) -> list[Finding]:
                 mism[key].append((a, idx))
         # asked once per detail object: the modules a convention's plan was
         # replayed on share their issue's detail (conventions/engine.py)
-        refused: dict[int, list[Contradiction]] = {}
+        # (each detail kept while the loop runs, so no id is reused)
+        refused: dict[int, tuple[Mapping[str, Any], list[Contradiction]]] = {}
         for a in arts:
             for iss in a.issues:
                 if iss.code is IssueCode.NOT_REPRESENTABLE and iss.tensor is not None:
-                    keys = refused.get(id(iss.detail))
-                    if keys is None:
-                        keys = refused[id(iss.detail)] = _refused_contradictions(iss.detail, dec)
-                    for key in keys:
+                    d = iss.detail
+                    seen = refused.get(id(d))
+                    if seen is None:
+                        seen = refused[id(d)] = (d, _refused_contradictions(d, dec))
+                    for key in seen[1]:
                         named[key].append((a, iss.tensor))
         for (field, want, got), found in sorted(named.items()):
             a, name = found[0]

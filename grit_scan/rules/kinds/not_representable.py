@@ -3,11 +3,11 @@ the §0.3 clause (or section) that excludes it, grouped per file."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ...artifact import Artifact
 from ...issues import not_representable as owned  # the issues this kind reports, and their text
-from ...issues.not_representable import NotRepresentable
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -46,16 +46,19 @@ def check_file(art: Artifact) -> list[Finding]:
     issues = [iss for iss in art.issues if iss.code in owned.CODES]
     out = [RULE.finding(art.path, iss.message, detail=iss.detail) for iss in issues
            if iss.detail.get("unsupported")]
+    # the key of each detail mapping, asked once: the modules a convention's
+    # plan was replayed on share their issue's detail (conventions/engine.py);
+    # each mapping is kept while the loop runs, so no id is reused
+    keys: dict[int, tuple[Mapping[str, Any], tuple[str, str] | None]] = {}
     for iss in issues:
-        # a convention's variant carries its key as fields; a reader's in its
-        # detail (read once per kind of issue, not per module: a plan's
-        # replays share their fields, conventions/engine.py)
-        if isinstance(iss, NotRepresentable):
-            key: tuple[str, str] | None = (iss.convention, iss.clause)
+        d = iss.detail
+        seen = keys.get(id(d))
+        if seen is not None:
+            key = seen[1]
         else:
-            d = iss.detail
             key = None if d.get("unsupported") else (str(d.get("convention", "?")),
                                                      str(d.get("clause", "")))
+            keys[id(d)] = (d, key)
         if key is None:
             continue
         names = nrep.get(key)
