@@ -98,7 +98,7 @@ def test_an_artifact_holds_variants_and_reported_issues_alike():
 
 def test_findings_docs_list_each_kinds_messages():
     text = (ROOT / "docs" / "findings.md").read_text()
-    for m, v in ALL:
+    for _, v in ALL:
         assert f"- {v.__name__}: `{v.TEXT}`" in text, v.__name__
 
 
