@@ -163,9 +163,8 @@ def on_models(findings: list[Finding], artifacts: Sequence[Artifact]) -> list[Fi
             msg = re.sub(_NUMBER, str(total), msg, count=1)
         paths = sorted({findings[i].path for i in idx})
         msg += f" (in {len(paths)} shards of the model)"
-        tensors = [t for i in idx for t in (findings[i].detail.get("tensors")
-                                            or [findings[i].tensor] if findings[i].tensor
-                                            else [])]
+        tensors = [t for i in idx for t in (findings[i].detail.get("tensors") or (
+            [findings[i].tensor] if findings[i].tensor else []))]
         detail = {**first.detail, "files": paths}
         if "count" in first.detail:
             detail["count"] = sum(int(findings[i].detail.get("count", 0)) for i in idx)

@@ -243,8 +243,15 @@ def _infer_shards(members: Sequence[Artifact], added: Sequence[_Added],
             q = maker.make(made_from, None)
         path = _home(q, cols) or first
         by_path[path].quantized.append(_localise(q, path))
-    for iss, g in zip(issues, _positions(issues, cols)):
-        owner = added[0] if g is None else by_path[cols.file(g) or ""]
+    where = _positions(issues, cols)
+    # a tensor no file lists under its own name (a convention's logical
+    # ``mod.weight`` over ``weight_packed`` or ``qweight``): its issue goes to
+    # the shard its tensor went to, else to the first
+    lost = {i.tensor for i, g in zip(issues, where) if g is None and i.tensor is not None}
+    held = _holders(lost, added) if lost else {}
+    for iss, g in zip(issues, where):
+        owner = (held.get(iss.tensor or "", added[0]) if g is None
+                 else by_path[cols.file(g) or ""])
         owner.issues.append(iss)
     if not counted:
         return
@@ -401,6 +408,17 @@ def _localise(q: QTensor, home: str) -> QTensor:
 def _here(ref: PlaneRef | None, home: str) -> PlaneRef | None:
     """``ref`` without its file when that file is ``home``."""
     return ref._replace(file=None) if ref is not None and ref.file == home else ref
+
+
+def _holders(names: set[str], added: Sequence[_Added]) -> dict[str, _Added]:
+    """Which shard's new record holds the quantised tensor of each of
+    ``names`` (the first, for a name two shards hold)."""
+    out: dict[str, _Added] = {}
+    for more in added:
+        for name in more.quantized.names():
+            if name in names and name not in out:
+                out[name] = more
+    return out
 
 
 def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
