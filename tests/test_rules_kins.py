@@ -203,3 +203,20 @@ def test_zp_convention_names_the_first_50_gptq_tensors_from_the_columns(tmp_path
         gptq = [q.name for q in a.quantized if q.convention == "gptq"]
         assert len(gptq) > 50
         assert f.detail["count"] == len(gptq) and f.detail["tensors"] == gptq[:50]
+
+
+def test_partial_quantization_reads_stored_tensors_as_columns_or_records():
+    from grit_scan.artifact import TensorTable
+    from grit_scan.rules.kinds import partial_quantization
+
+    scan = tree.collect([str(ROOT / "fixtures" / "broken" / "partial-quantization")])
+    (a,) = [a for a in scan.artifacts if a.quantized]
+    assert isinstance(a.tensors, TensorTable)
+    (f,) = partial_quantization.check_file(a)
+    assert f.detail["tensors"] == ["model.layers.0.self_attn.o_proj.weight"]
+    # the same tensors as records: the same finding
+    assert partial_quantization.check_file(dataclasses.replace(a, tensors=tuple(a.tensors))) == [f]
+    # a rank-1 float weight is not a linear weight
+    flat = tuple(t._replace(shape=(t.shape[0] * t.shape[1],)) if t.name == f.detail["tensors"][0]
+                 else t for t in a.tensors)
+    assert partial_quantization.check_file(dataclasses.replace(a, tensors=flat)) == []
