@@ -8,6 +8,8 @@ import itertools
 import posixpath
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import Any
 
 from ...artifact import Artifact, IssueCode, QTensor, ScanInput
@@ -15,6 +17,9 @@ from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
 from ..support import positions
+
+_CODE, _DETAIL = attrgetter("code"), attrgetter("detail")
+_REFUSED = IssueCode.NOT_REPRESENTABLE
 
 RULE = Rule(
     code="GRIT203",
@@ -174,12 +179,22 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         # replayed on share their issue's detail (conventions/engine.py)
         refused: dict[int, list[Contradiction]] = {}
         for a in arts:
-            for iss in a.issues:
-                if iss.code is IssueCode.NOT_REPRESENTABLE and iss.tensor is not None:
-                    keys = refused.get(id(iss.detail))
-                    if keys is None:
-                        keys = refused[id(iss.detail)] = _refused_contradictions(iss.detail, dec)
-                    for key in keys:
+            # the file's refusals and their details picked at C speed; a
+            # file whose details contradict nothing (the usual case) is not
+            # visited issue by issue
+            picked = list(compress(a.issues, map(is_, map(_CODE, a.issues), repeat(_REFUSED))))
+            details = list(map(_DETAIL, picked))
+            contradicts = False
+            for i, detail in dict(zip(map(id, details), details)).items():
+                keys = refused.get(i)
+                if keys is None:
+                    keys = refused[i] = _refused_contradictions(detail, dec)
+                contradicts = contradicts or bool(keys)
+            if not contradicts:
+                continue
+            for iss in picked:
+                if iss.tensor is not None:
+                    for key in refused[id(iss.detail)]:
                         named[key].append((a, iss.tensor))
         for (field, want, got), found in sorted(named.items()):
             a, name = found[0]
