@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring_ascii as _ascii
-from operator import attrgetter, itemgetter, ne, sub
+from operator import attrgetter, eq, itemgetter, ne, sub
 from typing import TYPE_CHECKING, Any, SupportsIndex, TextIO, overload
 
 from .._version import __version__
@@ -34,6 +34,7 @@ REPORT_VERSION = 1
 _SUMMARY_OF = attrgetter("grade", "source", "convention")
 _NAME, _ROLE = attrgetter("name"), attrgetter("role")
 _TAIL_OF = attrgetter("grade", "desc", "shape", "source", "convention", "reason")
+_CODE, _MESSAGE = attrgetter("code"), attrgetter("message")
 
 # --- JSON text ----------------------------------------------------------------
 
@@ -365,7 +366,9 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
         "sources": dict(sorted(sources.items())),
         "declared_mix": declared_mix(a),
         "metadata": md,
-        "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
+        # picked at C speed: a refused convention gives a file hundreds of issues
+        "notes": list(map(_MESSAGE, compress(a.issues, map(eq, map(_CODE, a.issues),
+                                                           repeat(IssueCode.NOTE))))),
         "tensors": (TensorRecords(a.quantized) if lazy
                     else [_tensor_json(q) for q in a.quantized]),
     }
