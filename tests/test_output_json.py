@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from grit_scan.api import scan
 
@@ -174,3 +175,26 @@ def test_a_string_like_the_splice_key_is_written_as_itself():
     assert json.loads(buf.getvalue()) == {"a": "grit:0:0", "tensors": [], "b": ["grit:x:0"]}
 
 
+
+
+@pytest.mark.parametrize("odd", [None, "caf\u00e9", 'a"b', "a\\b", "a\nb", "a\x7fb", "a\x1fb",
+                                 "\udcff", "\U0001F600", "~ !#[]"])
+def test_tensor_records_escape_each_batch_as_the_encoder_does(odd):
+    """A batch of plain ASCII names is written as it is; a batch holding
+    any other character (non-ASCII, a quote, a backslash, a control or DEL,
+    a lone surrogate) is escaped name by name, as json.dumps writes it."""
+    import io
+
+    from grit_scan.artifact import QList, QTensor, Source
+    from grit_scan.report.json_format import _tensor_json
+    from grit_scan.report.json_format import dumps as grit_dumps
+
+    names = [f"model.layers.{i}.mlp.down_proj.weight" for i in range(5)]
+    if odd is not None:
+        names[2] = names[2] + odd
+    qs = [QTensor(name=n, role=n if i != 3 or odd is None else odd, shape=(4, 32),
+                  source=Source.INFERRED, convention="c")
+          for i, n in enumerate(names)]
+    buf = io.StringIO()
+    dump({"tensors": TensorRecords(QList(qs))}, buf)
+    assert buf.getvalue() == grit_dumps({"tensors": [_tensor_json(q) for q in qs]})

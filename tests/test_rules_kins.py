@@ -157,3 +157,66 @@ def test_memoised_outside_a_run_computes_every_time():
     assert memoised("t", n, lambda: len(n)) == 0
     n.append(1)
     assert memoised("t", n, lambda: len(n)) == 1
+
+
+def _bench_trees():
+    import importlib.util
+    import sys
+
+    bench = ROOT / "bench"
+    sys.path.insert(0, str(bench))
+    spec = importlib.util.spec_from_file_location("bench_conventions_kins",
+                                                  bench / "conventions.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod
+
+
+BENCH = _bench_trees()
+
+
+@pytest.mark.parametrize("name", sorted(BENCH.TREES))
+def test_findings_on_bench_trees_are_the_per_tensor_ones(name, tmp_path):
+    # two shards of 800 stored tensors: files of a hundred or more quantised
+    # tensors, each kept as columns (artifact.QList), so that a finding
+    # listing the first 50 tensors of a kind is read from the columns
+    BENCH.build(str(tmp_path / name), name, 2)
+    scan = tree.collect([str(tmp_path / name)])
+    assert any(a.quantized.columnar for a in scan.artifacts) or name in ("bf16", "unknown")
+    per_tensor = unshared(scan)
+    got = run(scan)
+    assert got == run(per_tensor)
+    assert got or name == "bf16"  # findings to compare (zp_convention's for GPTQ)
+
+
+def test_zp_convention_names_the_first_50_gptq_tensors_from_the_columns(tmp_path):
+    BENCH.build(str(tmp_path / "gptq"), "gptq", 2)
+    scan = tree.collect([str(tmp_path / "gptq")])
+    by_path = {a.path: a for a in scan.artifacts}
+    found = [f for f in run(scan) if f.kind.value.startswith("zp_convention")]
+    assert len(found) == 2
+    for f in found:
+        a = by_path[f.path]
+        assert a.quantized.columnar
+        gptq = [q.name for q in a.quantized if q.convention == "gptq"]
+        assert len(gptq) > 50
+        assert f.detail["count"] == len(gptq) and f.detail["tensors"] == gptq[:50]
+
+
+def test_partial_quantization_reads_stored_tensors_as_columns_or_records():
+    from grit_scan.artifact import TensorTable
+    from grit_scan.rules.kinds import partial_quantization
+
+    scan = tree.collect([str(ROOT / "fixtures" / "broken" / "partial-quantization")])
+    (a,) = [a for a in scan.artifacts if a.quantized]
+    assert isinstance(a.tensors, TensorTable)
+    (f,) = partial_quantization.check_file(a)
+    assert f.detail["tensors"] == ["model.layers.0.self_attn.o_proj.weight"]
+    # the same tensors as records: the same finding
+    assert partial_quantization.check_file(dataclasses.replace(a, tensors=tuple(a.tensors))) == [f]
+    # a rank-1 float weight is not a linear weight
+    flat = tuple(t._replace(shape=(t.shape[0] * t.shape[1],)) if t.name == f.detail["tensors"][0]
+                 else t for t in a.tensors)
+    assert partial_quantization.check_file(dataclasses.replace(a, tensors=flat)) == []

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, compress, islice, repeat
 from json.encoder import encode_basestring_ascii as _ascii
-from operator import attrgetter, ne, sub
+from operator import attrgetter, eq, itemgetter, ne, sub
 from typing import TYPE_CHECKING, Any, SupportsIndex, TextIO, overload
 
 from .._version import __version__
@@ -35,6 +35,7 @@ REPORT_VERSION = 1
 _SUMMARY_OF = attrgetter("grade", "source", "convention")
 _NAME, _ROLE = attrgetter("name"), attrgetter("role")
 _TAIL_OF = attrgetter("grade", "desc", "shape", "source", "convention", "reason")
+_CODE, _MESSAGE = attrgetter("code"), attrgetter("message")
 
 # --- JSON text ----------------------------------------------------------------
 
@@ -256,8 +257,8 @@ class _TensorText:
             items = dumps(docs)[4:-2].split(",\n  {")
             for i, text in zip(new, items):
                 # "{" + lines indented for a record on a line indented as nl,
-                # with the comma that ends the role before it
-                memo[i] = "," + text.lstrip("{").replace("\n  ", nl)
+                # with the quote and comma that end the role before it
+                memo[i] = '",' + text.lstrip("{").replace("\n  ", nl)
         return [memo[i] for i in ids]
 
     def __call__(self, qs: Sequence[QTensor], nl: str, sep: str) -> Iterable[str]:
@@ -280,20 +281,35 @@ class _TensorText:
             tails = chain.from_iterable(map(repeat, self.tails([keys[i] for i in starts], nl),
                                             runs))
             names, roles = list(map(_NAME, qs)), list(map(_ROLE, qs))
-        # each record: "{" + inner + '"name": ' + name + "," + inner + '"role": ' + role
-        # + "," + tail, the first without a separator before it (five pieces)
-        head = "{" + inner + '"name": '
+        # each record: "{" + inner + '"name": "' + name + '",' + inner + '"role": "' + role
+        # + '",' + tail, the first without a separator before it (five pieces;
+        # the strings' quotes are in the pieces around them)
+        head = "{" + inner + '"name": "'
         return chain.from_iterable(zip(
             chain((head,), repeat(sep + head)), _strings(names),
-            repeat("," + inner + '"role": '), _strings(roles), tails))
+            repeat('",' + inner + '"role": "'), _strings(roles), tails))
+
+
+# the characters the json encoder (ensure_ascii) writes as themselves:
+# printable ASCII but the quote and the backslash
+_PLAIN = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
+_UNQUOTE = itemgetter(slice(1, -1))
 
 
 def _strings(items: Sequence[str]) -> Iterable[str]:
-    """JSON strings of a batch, at C speed unless one of them holds a lone
-    surrogate (one regex pass over the batch decides)."""
-    if has_surrogate("".join(items)):
-        return map(_ascii, map(valid_text, items))
-    return map(_ascii, items)
+    """The JSON strings of a batch without their quotes.  A batch of plain
+    names (``_PLAIN`` only, which the encoder writes as they are) is itself,
+    as one pass over its joined text at C speed decides; else each is
+    encoded at C speed, after a lone surrogate is replaced by its escape
+    text (ASCII text has none: a regex pass over the batch decides
+    otherwise)."""
+    text = "".join(items)
+    if text.isascii():
+        if not text.encode("ascii").translate(None, _PLAIN):
+            return items
+    elif has_surrogate(text):
+        return map(_UNQUOTE, map(_ascii, map(valid_text, items)))
+    return map(_UNQUOTE, map(_ascii, items))
 
 
 def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
@@ -351,7 +367,9 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
         "sources": dict(sorted(sources.items())),
         "declared_mix": declared_mix(a),
         "metadata": md,
-        "notes": [i.message for i in a.issues if i.code == IssueCode.NOTE],
+        # picked at C speed: a refused convention gives a file hundreds of issues
+        "notes": list(map(_MESSAGE, compress(a.issues, map(eq, map(_CODE, a.issues),
+                                                           repeat(IssueCode.NOTE))))),
         "tensors": (TensorRecords(a.quantized) if lazy
                     else [_tensor_json(q) for q in a.quantized]),
     }

@@ -20,6 +20,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from itertools import chain, repeat
+from operator import itemgetter
 from typing import TypeVar
 
 from ..artifact import Artifact, Format, QTensor, ScanInput, Source
@@ -447,9 +448,10 @@ def scheme_parts(members: Sequence[Artifact]) -> tuple[str, str] | None:
             if f is not None:
                 fmts[f] += len(kin.idx)
                 shapes[group_shape(kin.rep)] += len(kin.idx)
-        for f, g in refused_schemes(a).values():
-            fmts[f] += 1
-            shapes[g] += 1
+        refused = refused_schemes(a).values()
+        if refused:  # counted at C speed, each key in the order first met
+            fmts.update(map(itemgetter(0), refused))
+            shapes.update(map(itemgetter(1), refused))
     if not fmts:
         return None
     if "per-channel" in shapes and "groups" in shapes:

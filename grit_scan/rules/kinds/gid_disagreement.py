@@ -127,8 +127,13 @@ def comparison_classes(arts: Sequence[Artifact]) -> dict[tuple[str, ...], list[A
     Models holding different schemes (per-channel beside 128x128 block FP8,
     W8A8 beside W4AFP8, a -GGUF repository's Q4_K_M beside its Q8_0) are
     never compared; the quantizations kind lists them."""
+    return _classes(models(arts))
+
+
+def _classes(ms: dict[str, list[Artifact]]) -> dict[tuple[str, ...], list[Artifact]]:
+    """``comparison_classes`` of the models ``support.models`` gives."""
     out: dict[tuple[str, ...], list[Artifact]] = defaultdict(list)
-    for members in models(arts).values():
+    for members in ms.values():
         sch = model_scheme(members)
         if sch is None:
             continue
@@ -146,7 +151,12 @@ def _why(key: tuple[str, ...]) -> str:
 
 def gid_disagreement(arts: Sequence[Artifact]) -> list[Finding]:
     out: list[Finding] = []
-    for key, members in sorted(comparison_classes(arts).items()):
+    ms = models(arts)
+    if len(ms) < 2:
+        # one model: no class holds two (``_disagreements``), so no model's
+        # scheme need be known (a refused tensor's is read from its issue)
+        return out
+    for key, members in sorted(_classes(ms).items()):
         out.extend(_disagreements(members, _why(key), key[-1],
                                   f"revisions of {key[1]}" if key[0] == "repo"
                                   else "the same tensors"))

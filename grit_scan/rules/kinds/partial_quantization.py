@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import compress
-from operator import and_, methodcaller
 
-from ...artifact import Artifact
+from ...artifact import Artifact, TensorTable
 from ...names import applies
 from ..codes import Kind
 from ..finding import Finding, Severity
@@ -45,12 +44,14 @@ _FLOATS = frozenset(("F32", "F16", "BF16"))  # the dtypes of an unquantised line
 
 def _float_weights(a: Artifact) -> Iterable[str]:
     """The names of ``a``'s rank-2 tensors of a float dtype whose names end
-    in ``.weight``, with C-level maps (most tensors of a quantised file are
-    not float)."""
-    floats = map(_FLOATS.__contains__, a.tensor_dtypes())
-    weights = map(methodcaller("endswith", ".weight"), a.tensor_names())
-    return (name for name, _dtype, rank in compress(a.tensor_kinds(), map(and_, floats, weights))
-            if rank == 2)
+    in ``.weight``: the float ones picked with a C-level map (most tensors
+    of a quantised file are not float), then only those asked the rest."""
+    floats = list(map(_FLOATS.__contains__, a.tensor_dtypes()))
+    ranks = (a.tensors.ranks if isinstance(a.tensors, TensorTable)
+             else [len(t.shape) for t in a.tensors])
+    return (name for name, rank in zip(compress(a.tensor_names(), floats),
+                                       compress(ranks, floats))
+            if rank == 2 and name.endswith(".weight"))
 
 
 def check_file(a: Artifact) -> list[Finding]:

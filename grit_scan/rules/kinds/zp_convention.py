@@ -109,10 +109,14 @@ RULES = (MISMATCH, UNDECLARED, UNVERIFIED)
 CENTRE_TOLERANCE = 0.25
 
 
+def _gptq_positions(a: Artifact) -> Sequence[int]:
+    """The positions in ``a.quantized`` of its GPTQ tensors (asked once per
+    kin, not per tensor: issue 15)."""
+    return positions(a, lambda q: (True,) if q.convention == "gptq" else ()).get(True, ())
+
+
 def _gptq(a: Artifact) -> list[QTensor]:
-    # asked once per kin, not per tensor (issue 15)
-    idx = positions(a, lambda q: (True,) if q.convention == "gptq" else ()).get(True, ())
-    return [a.quantized[i] for i in idx]
+    return [a.quantized[i] for i in _gptq_positions(a)]
 
 
 def declared_convention(q: QTensor) -> tuple[str, str]:
@@ -137,25 +141,28 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         return []
     out = []
     for a in scan.artifacts:
-        qs = _gptq(a)
-        if not qs:
+        idx = _gptq_positions(a)
+        if not idx:
             continue
-        conv, how = declared_convention(qs[0])
-        if (qs[0].declared or {}).get("format") in (None, ""):
+        # the first tensor and the first 50 names: the others are not made
+        first = a.quantized[idx[0]]
+        names = a.quantized.names_at(idx[:50])
+        conv, how = declared_convention(first)
+        if (first.declared or {}).get("format") in (None, ""):
             out.append(UNDECLARED.finding(
-                a.path, f"{len(qs)} GPTQ tensor(s) declare no zero-point convention (no "
+                a.path, f"{len(idx)} GPTQ tensor(s) declare no zero-point convention (no "
                 "checkpoint_format): grit assumes v1 (z-1 stored), as the loaders do; add "
                 '"checkpoint_format": "gptq" to quantize_config.json, or run grit scan --deep '
-                "to check the qzeros bytes", qs[0].name if len(qs) == 1 else None,
-                {"count": len(qs), "tensors": [q.name for q in qs[:50]], "declared": None,
+                "to check the qzeros bytes", first.name if len(idx) == 1 else None,
+                {"count": len(idx), "tensors": names, "declared": None,
                  "assumed": conv,
                  "suggested_fix": '"checkpoint_format": "gptq" in quantize_config.json, or '
                                   "grit scan --deep"}))
             continue
         out.append(UNVERIFIED.finding(
-            a.path, f"{len(qs)} GPTQ tensor(s) {how}; the qzeros bytes were not read: "
-            "`grit scan --deep` settles it", qs[0].name if len(qs) == 1 else None,
-            {"count": len(qs), "tensors": [q.name for q in qs[:50]], "declared": conv,
+            a.path, f"{len(idx)} GPTQ tensor(s) {how}; the qzeros bytes were not read: "
+            "`grit scan --deep` settles it", first.name if len(idx) == 1 else None,
+            {"count": len(idx), "tensors": names, "declared": conv,
              "suggested_fix": "run grit scan --deep"}))
     return out
 
