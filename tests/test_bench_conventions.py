@@ -6,14 +6,13 @@ the registry has a tree."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
+import bench_trees
 import pytest
 
 from grit_scan import scan
@@ -22,17 +21,7 @@ from grit_scan.conventions import registered
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
-def _bench() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("bench_conventions", BENCH / "conventions.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
-B = _bench()
+B = bench_trees.load()
 QUICK_SHARDS = 50  # what --quick builds
 
 # the registry class whose ``infer`` must claim each tree's modules (None: none may)

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
+import bench_trees
 import pytest
 
 from grit_scan.artifact import Artifact, Format, QList, QTensor, Recorded, ScanInput, Source
@@ -159,22 +160,7 @@ def test_memoised_outside_a_run_computes_every_time():
     assert memoised("t", n, lambda: len(n)) == 1
 
 
-def _bench_trees():
-    import importlib.util
-    import sys
-
-    bench = ROOT / "bench"
-    sys.path.insert(0, str(bench))
-    spec = importlib.util.spec_from_file_location("bench_conventions_kins",
-                                                  bench / "conventions.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BENCH = _bench_trees()
+BENCH = bench_trees.load()
 
 
 @pytest.mark.parametrize("name", sorted(BENCH.TREES))
