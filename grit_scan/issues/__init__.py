@@ -54,6 +54,10 @@ class IssueCode(str, enum.Enum):
     REFERENCE = "reference_loader"  # the format's reference loader's verdict (parsers/reference.py)
 
 
+# what a GGUF message says when llama.cpp's loader stops at the problem
+LLAMA_CPP_REFUSES = "llama.cpp refuses to load this file"
+
+
 class _Fields:
     """A variant's fields (and properties) by name, for ``str.format_map``."""
 

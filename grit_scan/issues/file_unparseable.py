@@ -3,9 +3,53 @@ be parsed or read at all (and the paths the walk skipped)."""
 
 from __future__ import annotations
 
-from . import IssueCode
+from dataclasses import dataclass
+
+from . import LLAMA_CPP_REFUSES, Issue, IssueCode
 
 # the codes of these issues: the rule reports every issue with one of them
 KIND = "file_unparseable"  # the finding kind whose docs section lists these messages
 CODES = (IssueCode.UNPARSEABLE, IssueCode.DUPLICATE, IssueCode.GRIT_HEADER, IssueCode.CHANGED,
          IssueCode.SKIPPED)
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateTensor(Issue):
+    """A safetensors header that lists a tensor twice."""
+
+    CODE = IssueCode.DUPLICATE
+    TEXT = ("tensor {tensor!r} is listed more than once in the header; readers that keep the "
+            "last entry (the Rust reference) and readers that keep the first disagree about "
+            "its bytes")
+    tensor: str
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateKey(Issue):
+    """A key twice inside one header entry."""
+
+    CODE = IssueCode.DUPLICATE
+    TEXT = "key {key!r} appears twice inside a header entry"
+    tensor: None
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class GgufNameTooLong(Issue):
+    """A GGUF tensor name of GGML_MAX_NAME bytes or more (the rest of the
+    file is still read: only llama.cpp stops here)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = ("tensor name {shown} is {size} bytes; ggml requires fewer than {limit} "
+            "(GGML_MAX_NAME): " + LLAMA_CPP_REFUSES)
+    tensor: str
+    limit: int
+
+    @property
+    def shown(self) -> str:
+        name = self.tensor
+        return f"{name[:80]!r}{'...' if len(name) > 80 else ''}"
+
+    @property
+    def size(self) -> int:
+        return len(self.tensor.encode())

@@ -4,9 +4,9 @@ that do not fit what the header or the convention says they hold."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from . import Issue, IssueCode, shape
+from . import LLAMA_CPP_REFUSES, Issue, IssueCode, shape
 
 # the codes of these issues: the rule reports every issue with one of them
 KIND = "size_mismatch"  # the finding kind whose docs section lists these messages
@@ -123,3 +123,243 @@ class MxBlocksShape(Issue):
     @property
     def actual(self) -> int | None:
         return self.dims[-1] if self.dims else None
+
+
+# -- a safetensors header entry that does not describe its bytes (parsers/safetensors_reader.py)
+
+
+@dataclass(frozen=True, slots=True)
+class EntryNotObject(Issue):
+    """A header entry that is not a JSON object."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = "tensor {tensor!r}: its header entry is not an object"
+    tensor: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownDtype(Issue):
+    """A dtype the safetensors format does not define."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("tensor {tensor!r}: unsupported dtype {dtype!r} (dtypes are case-sensitive: "
+            "{known})")
+    tensor: str
+    dtype: Any  # as the header has it
+    names: tuple[str, ...]  # the dtypes there are
+
+    @property
+    def known(self) -> str:
+        return ", ".join(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeNotList(Issue):
+    """A shape that is not a JSON list (shown cut to 200 characters)."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("tensor {tensor!r}: shape {dims!r:.200} is not a list of non-negative integers "
+            "below 2^64")
+    tensor: str
+    dims: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeNotCounts(Issue):
+    """A shape list holding something other than a 64-bit count."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("tensor {tensor!r}: shape {dims!r} is not a list of non-negative integers below "
+            "2^64")
+    tensor: str
+    dims: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryOverBudget(Issue):
+    """An entry past one of the scan's budgets (``text`` is the budget's own
+    sentence, budgets.py)."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = "tensor {tensor!r}: {text}"
+    DETAIL = ("budget",)
+    tensor: str
+    text: str
+    budget: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeOverflow(Issue):
+    """A shape whose element count does not fit 64 bits."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = "tensor {tensor!r}: shape {dims} overflows 64-bit arithmetic"
+    DETAIL = ("expected",)
+    tensor: str
+    dims: list[int]
+    expected: ClassVar[str] = "< 2^64"
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsNotPair(Issue):
+    """data_offsets that are not two 64-bit counts."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("tensor {tensor!r}: data_offsets {offsets!r} are not two non-negative integers "
+            "below 2^64")
+    tensor: str
+    offsets: Any
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsReversed(Issue):
+    """data_offsets whose end is before their start."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = "tensor {tensor!r}: data_offsets end {end} is before start {start}"
+    tensor: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartialBytes(Issue):
+    """A tensor whose values do not fill a whole number of bytes."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("tensor {tensor!r}: {numel} {dtype} values are {bits} bits, not a whole number of "
+            "bytes")
+    tensor: str
+    numel: int
+    dtype: str
+    bits: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpanNotShape(Issue):
+    """data_offsets whose span is not the shape times the dtype's width."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("tensor {tensor!r}: shape {dims} x {dtype} is {expected} bytes but data_offsets "
+            "span {actual}")
+    DETAIL = ("expected", "actual")
+    tensor: str
+    dims: list[int]
+    dtype: str
+    expected: int
+    actual: int
+
+
+# -- the data region: gaps, overlaps, truncation, trailing bytes (safetensors and GGUF)
+
+
+@dataclass(frozen=True, slots=True)
+class Gap(Issue):
+    """Bytes before a tensor that belong to no tensor."""
+
+    CODE = IssueCode.BAD_OFFSETS
+    TEXT = ("{gap} bytes before tensor {tensor!r} belong to no tensor (gap at data offset "
+            "{expected})")
+    DETAIL = ("expected", "actual")
+    tensor: str
+    expected: int  # where the tensor should start
+    actual: int  # where it starts
+
+    @property
+    def gap(self) -> int:
+        return self.actual - self.expected
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap(Issue):
+    """A tensor that starts inside the one before it."""
+
+    CODE = IssueCode.BAD_OFFSETS
+    TEXT = ("tensor {tensor!r} starts at data offset {actual}, inside the previous tensor "
+            "(which ends at {expected}): overlapping tensors alias bytes")
+    DETAIL = ("expected", "actual")
+    tensor: str
+    expected: int
+    actual: int
+
+
+@dataclass(frozen=True, slots=True)
+class Truncated(Issue):
+    """A safetensors tensor whose bytes run past the end of the data region."""
+
+    CODE = IssueCode.TRUNCATED
+    TEXT = ("tensor {tensor!r} needs bytes up to data offset {end} but the file's data region "
+            "ends at {region}: {actual} of {expected} bytes present (truncated shard?)")
+    DETAIL = ("expected", "actual")
+    tensor: str
+    start: int
+    end: int
+    region: int
+
+    @property
+    def expected(self) -> int:
+        return self.end - self.start
+
+    @property
+    def actual(self) -> int:
+        return max(0, self.region - self.start)
+
+
+@dataclass(frozen=True, slots=True)
+class Trailing(Issue):
+    """Bytes after the last tensor that belong to no tensor."""
+
+    CODE = IssueCode.BAD_OFFSETS
+    TEXT = ("{extra} bytes after the last tensor belong to no tensor (trailing data: the "
+            "offsets do not cover the data region)")
+    DETAIL = ("expected", "actual")
+    tensor: None
+    expected: int  # where the tensors end
+    actual: int  # where the region ends
+
+    @property
+    def extra(self) -> int:
+        return self.actual - self.expected
+
+
+@dataclass(frozen=True, slots=True)
+class GgufNotPacked(Issue):
+    """A GGUF tensor that does not start where ggml's packing puts it."""
+
+    CODE = IssueCode.BAD_OFFSETS
+    TEXT = ("tensor {tensor!r} starts at data offset {actual}; ggml requires the tensors "
+            "packed in order, so it should start at {expected}: " + LLAMA_CPP_REFUSES)
+    DETAIL = ("expected", "actual")
+    tensor: str
+    expected: int
+    actual: int
+
+
+@dataclass(frozen=True, slots=True)
+class GgufTruncated(Issue):
+    """A GGUF tensor whose bytes run past the end of the file."""
+
+    CODE = IssueCode.TRUNCATED
+    TEXT = ("tensor {tensor!r} ({type} {dims}) needs {expected:,} bytes but the file ends "
+            "after {actual:,} (truncated file?)")
+    DETAIL = ("expected", "actual")
+    tensor: str
+    type: str
+    dims: list[int]
+    expected: int
+    actual: int
+
+
+@dataclass(frozen=True, slots=True)
+class GgufOverlap(Issue):
+    """A GGUF tensor whose bytes run into the next tensor's."""
+
+    CODE = IssueCode.BAD_OFFSETS
+    TEXT = ("tensor {tensor!r} ({type} {dims}) needs {expected:,} bytes but the next tensor "
+            "starts after {actual:,}: the two overlap")
+    DETAIL = ("expected", "actual")
+    tensor: str
+    type: str
+    dims: list[int]
+    expected: int
+    actual: int

@@ -22,7 +22,9 @@ from operator import add, eq, floordiv, itemgetter, mul, neg
 from typing import Any
 
 from ..artifact import ArtifactDraft, TensorTable
-from ..issues import IssueCode
+from ..issues import LLAMA_CPP_REFUSES
+from ..issues.file_unparseable import GgufNameTooLong
+from ..issues.grit_check import GgufNotPacked, GgufOverlap, GgufTruncated
 from . import budgets
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource, ParseError, Unsupported
@@ -31,9 +33,8 @@ MAGIC = b"GGUF"
 MAX_ALIGNMENT = 1 << 20
 MAX_STRING = 1 << 30
 MAX_NAME = 64
-# what a finding says when llama.cpp's gguf.cpp would reject the file
-# (research: gguf-ggml-internals.md, "Checks in gguf.cpp HEAD")
-LLAMA_CPP_REFUSES = "llama.cpp refuses to load this file"
+# LLAMA_CPP_REFUSES (issues/): what a finding says when llama.cpp's gguf.cpp
+# would reject the file (research: gguf-ggml-internals.md, "Checks in gguf.cpp HEAD")
 KEEP_STRING = 1 << 16  # string values longer than this are skipped, not kept
 WINDOW_START = 1 << 12  # the read-ahead window starts small and doubles, so a scan
 WINDOW_MAX = 1 << 22  # reads the header plus at most as much again, never the tensors
@@ -342,10 +343,7 @@ def _info(r: _Reader, i: int, alignment: int, rank_limit: int, seen: set[str],
     seen.add(name)
     if len(name.encode()) >= MAX_NAME:
         # the rest of the file is still read: only llama.cpp stops here
-        art.issue(IssueCode.UNPARSEABLE,
-                  f"tensor name {name[:80]!r}{'...' if len(name) > 80 else ''} is "
-                  f"{len(name.encode())} bytes; ggml requires fewer than {MAX_NAME} "
-                  f"(GGML_MAX_NAME): {LLAMA_CPP_REFUSES}", tensor=name)
+        art.add(GgufNameTooLong(name, MAX_NAME))
     n_dims = r.u32("{!r} n_dims", name)
     if not 1 <= n_dims <= rank_limit:
         raise ParseError(f"tensor {name!r} has {n_dims} dimensions (1 to "
@@ -524,23 +522,14 @@ def _lay_out_each(h: GgufHeader, c: _Columns, shapes: list[tuple[int, ...]], siz
         nxt = (h.data_offset + offsets[order[rank + 1]]) if rank + 1 < n else size
         gap = max(0, min(nxt, size) - start)
         if offset != expect:
-            art.issue(IssueCode.BAD_OFFSETS,
-                      f"tensor {name!r} starts at data offset {offset}; ggml requires the "
-                      f"tensors packed in order, so it should start at {expect}: "
-                      f"{LLAMA_CPP_REFUSES}",
-                      tensor=name, expected=expect, actual=offset)
+            art.add(GgufNotPacked(name, expect, offset))
         expect = offset + -(-nbytes // h.alignment) * h.alignment
         if start + nbytes > size:
-            art.issue(IssueCode.TRUNCATED,
-                      f"tensor {name!r} ({type_name(c.types[i])} {list(shapes[i][::-1])}) "
-                      f"needs {nbytes:,} bytes but the file ends after "
-                      f"{max(0, size - start):,} (truncated file?)",
-                      tensor=name, expected=nbytes, actual=max(0, size - start))
+            art.add(GgufTruncated(name, type_name(c.types[i]), list(shapes[i][::-1]), nbytes,
+                                  max(0, size - start)))
         elif gap < nbytes:
-            art.issue(IssueCode.BAD_OFFSETS,
-                      f"tensor {name!r} ({type_name(c.types[i])} {list(shapes[i][::-1])}) "
-                      f"needs {nbytes:,} bytes but the next tensor starts after {gap:,}: "
-                      "the two overlap", tensor=name, expected=nbytes, actual=gap)
+            art.add(GgufOverlap(name, type_name(c.types[i]), list(shapes[i][::-1]), nbytes,
+                                gap))
         starts[i] = start
         available[i] = min(nbytes, gap)
     return starts, available

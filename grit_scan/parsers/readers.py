@@ -31,6 +31,7 @@ from ..artifact import (
 )
 from ..codec.errors import GritError
 from ..issues import IssueCode
+from ..issues.not_representable import NotRepresentable
 from ..names import Declared
 from . import budgets, gguf_tables, safetensors_reader
 from .fileio import SafeFile
@@ -307,8 +308,8 @@ def _unmapped(art: ArtifactDraft, name: str, ttype: int, shape: tuple[int, ...],
     q = QTensor(name=name, role=gguf_role(name), shape=shape, source=Source.NONE,
                 convention=f"ggml:{tn}", reason=f"ggml {tn}: {reason}",
                 payload=PlaneRef(name, offset, available))
-    art.issue(IssueCode.NOT_REPRESENTABLE, f"{name}: ggml {tn}: {reason}",
-              tensor=name, clause=clause, convention=f"ggml:{tn}")
+    art.add(NotRepresentable(name, f"ggml {tn}: {reason}",
+                             {"clause": clause, "convention": f"ggml:{tn}"}))
     return q
 
 

@@ -21,7 +21,23 @@ from operator import add, itemgetter, mul, sub
 from typing import Any
 
 from ..artifact import ArtifactDraft, StoredTensor, TensorTable
-from ..issues import IssueCode
+from ..issues.file_unparseable import DuplicateKey, DuplicateTensor
+from ..issues.grit_check import (
+    EntryNotObject,
+    EntryOverBudget,
+    Gap,
+    OffsetsNotPair,
+    OffsetsReversed,
+    Overlap,
+    PartialBytes,
+    ShapeNotCounts,
+    ShapeNotList,
+    ShapeOverflow,
+    SpanNotShape,
+    Trailing,
+    Truncated,
+    UnknownDtype,
+)
 from . import budgets, json_text
 from .fileio import SafeFile  # noqa: F401
 from .interface import ByteSource, ParseError
@@ -175,12 +191,9 @@ def read_header(f: ByteSource, art: ArtifactDraft) -> Header:
         hdr.metadata = meta
     for d in sorted(set(dups)):
         if d in obj:
-            art.issue(IssueCode.DUPLICATE,
-                      f"tensor {d!r} is listed more than once in the header; readers that keep "
-                      "the last entry (the Rust reference) and readers that keep the first "
-                      "disagree about its bytes", tensor=d)
+            art.add(DuplicateTensor(d))
         elif d != "__metadata__":
-            art.issue(IssueCode.DUPLICATE, f"key {d!r} appears twice inside a header entry")
+            art.add(DuplicateKey(None, d))
     region = f.size - hdr.data_start
     if _fast_path(obj, hdr, region):
         return hdr
@@ -297,49 +310,44 @@ def _is_uint(x: Any) -> bool:
 
 def _entry(name: str, entry: Any, data_start: int, region: int,
            art: ArtifactDraft) -> StoredTensor | None:
-    def bad(msg: str, **kw: Any) -> None:
-        art.issue(IssueCode.BAD_TENSOR, f"tensor {name!r}: {msg}", tensor=name, **kw)
-
     if type(entry) is not dict:
-        bad("its header entry is not an object")
+        art.add(EntryNotObject(name))
         return None
     dtype, shape, offs = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
     width = DTYPE_BITS.get(dtype) if isinstance(dtype, str) else None
     if width is None or not isinstance(dtype, str):
-        bad(f"unsupported dtype {dtype!r} (dtypes are case-sensitive: "
-            f"{', '.join(sorted(DTYPE_BITS))})")
+        art.add(UnknownDtype(name, dtype, tuple(sorted(DTYPE_BITS))))
         return None
     if type(shape) is not list:
-        bad(f"shape {shape!r:.200} is not a list of non-negative integers below 2^64")
+        art.add(ShapeNotList(name, shape))
         return None
     if len(shape) > budgets.SAFETENSORS_RANK.value:
-        bad(budgets.SAFETENSORS_RANK.exceeded("shape rank", len(shape)),
-            budget=budgets.SAFETENSORS_RANK.name)
+        art.add(EntryOverBudget(name, budgets.SAFETENSORS_RANK.exceeded("shape rank", len(shape)),
+                                budgets.SAFETENSORS_RANK.name))
         return None
     numel = 1
     for d in shape:
         if type(d) is not int or d < 0 or d >= U64:
-            bad(f"shape {shape!r} is not a list of non-negative integers below 2^64")
+            art.add(ShapeNotCounts(name, shape))
             return None
         numel *= d
         if numel >= U64:  # bounded at every step: a product never grows past 128 bits
-            bad(f"shape {shape} overflows 64-bit arithmetic", expected="< 2^64")
+            art.add(ShapeOverflow(name, shape))
             return None
     if type(offs) is not list or len(offs) != 2 or not (_is_uint(offs[0]) and _is_uint(offs[1])):
-        bad(f"data_offsets {offs!r} are not two non-negative integers below 2^64")
+        art.add(OffsetsNotPair(name, offs))
         return None
     start, end = offs
     if end < start:
-        bad(f"data_offsets end {end} is before start {start}")
+        art.add(OffsetsReversed(name, start, end))
         return None
     bits = numel * width
     if bits % 8:
-        bad(f"{numel} {dtype} values are {bits} bits, not a whole number of bytes")
+        art.add(PartialBytes(name, numel, dtype, bits))
         return None
     want = bits // 8
     if want != end - start:
-        bad(f"shape {shape} x {dtype} is {want} bytes but data_offsets span {end - start}",
-            expected=want, actual=end - start)
+        art.add(SpanNotShape(name, shape, dtype, want, end - start))
         return None
     available = max(0, min(end, region) - start)
     return StoredTensor(name, dtype, tuple(shape), data_start + start, end - start, available)
@@ -352,23 +360,11 @@ def _coverage(spans: list[tuple[int, int, str]], region: int, art: ArtifactDraft
     pos = 0
     for start, end, name in spans:
         if start > pos:
-            art.issue(IssueCode.BAD_OFFSETS,
-                      f"{start - pos} bytes before tensor {name!r} belong to no tensor "
-                      f"(gap at data offset {pos})", tensor=name, expected=pos, actual=start)
+            art.add(Gap(name, pos, start))
         elif start < pos:
-            art.issue(IssueCode.BAD_OFFSETS,
-                      f"tensor {name!r} starts at data offset {start}, inside the previous "
-                      f"tensor (which ends at {pos}): overlapping tensors alias bytes",
-                      tensor=name, expected=pos, actual=start)
+            art.add(Overlap(name, pos, start))
         pos = max(pos, end)
         if end > region:
-            art.issue(IssueCode.TRUNCATED,
-                      f"tensor {name!r} needs bytes up to data offset {end} but the file's data "
-                      f"region ends at {region}: {max(0, region - start)} of {end - start} "
-                      "bytes present (truncated shard?)",
-                      tensor=name, expected=end - start, actual=max(0, region - start))
+            art.add(Truncated(name, start, end, region))
     if pos < region:
-        art.issue(IssueCode.BAD_OFFSETS,
-                  f"{region - pos} bytes after the last tensor belong to no tensor (trailing "
-                  "data: the offsets do not cover the data region)",
-                  expected=pos, actual=region)
+        art.add(Trailing(None, pos, region))
