@@ -53,3 +53,34 @@ class GgufNameTooLong(Issue):
     @property
     def size(self) -> int:
         return len(self.tensor.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class OverBudget(Issue):
+    """A file past one of the scan's budgets (``text`` is the budget's own
+    sentence, parsers/budgets.py)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{text}"
+    DETAIL = ("budget",)
+    tensor: None
+    text: str
+    budget: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexNotObject(Issue):
+    """An index whose JSON is not an object."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "an index must be a JSON object"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexNoWeightMap(Issue):
+    """An index without a weight_map of names to shard names."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "the index has no weight_map of tensor -> shard names"
+    tensor: None

@@ -84,3 +84,25 @@ class UnusedScaleLayout(Issue):
     tensor: str
     dtype: str
     scale: str
+
+
+@dataclass(frozen=True, slots=True)
+class TotalSizeNotCount(Issue):
+    """An index total_size that is not a byte count."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "index metadata.total_size {value!r} is not a non-negative integer"
+    tensor: None
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class TotalSizeDiffers(Issue):
+    """An index total_size other than the bytes the shards' tensors hold."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "index total_size is {actual:,} bytes; the shards' tensors hold {expected:,}"
+    DETAIL = ("expected", "actual")
+    tensor: None
+    expected: int
+    actual: int

@@ -3,8 +3,23 @@ the scanned tree."""
 
 from __future__ import annotations
 
-from . import IssueCode
+from dataclasses import dataclass
+
+from . import Issue, IssueCode
 
 # the codes of these issues: the rule reports every issue with one of them
 KIND = "path_escape"  # the finding kind whose docs section lists these messages
 CODES = (IssueCode.PATH_ESCAPE,)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEscape(Issue):
+    """An index entry whose shard path would leave the scanned directory."""
+
+    CODE = IssueCode.PATH_ESCAPE
+    TEXT = ("weight_map sends {tensor!r} to {path!r}: {why} would leave the scanned "
+            "directory; it was not opened")
+    DETAIL = ("path",)
+    tensor: str
+    path: str
+    why: str  # how it would leave (parsers/index.py ``escapes``)
