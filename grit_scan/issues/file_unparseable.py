@@ -84,3 +84,70 @@ class IndexNoWeightMap(Issue):
     CODE = IssueCode.UNPARSEABLE
     TEXT = "the index has no weight_map of tensor -> shard names"
     tensor: None
+
+
+# -- grit-manifest.json (parsers/manifest.py)
+
+
+@dataclass(frozen=True, slots=True)
+class NotAManifest(Issue):
+    """A grit-manifest.json that is not one."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = 'not a grit-manifest.json: expected {{"grit_manifest": 1, "artifacts": [...]}}'
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntryNoPath(Issue):
+    """A manifest artifact entry without a path."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "a manifest artifact entry has no path"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class _ManifestTensor(Issue):
+    """A tensor entry of a manifest's file (``file::tensor``)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    tensor: str
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestTensorNotObject(_ManifestTensor):
+    TEXT = "{file}::{tensor}: entry is not an object"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDescNotText(_ManifestTensor):
+    TEXT = "{file}::{tensor}: desc: not a hex text"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDescInvalid(_ManifestTensor):
+    TEXT = "{file}::{tensor}: desc: {error}"
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestShapeBad(_ManifestTensor):
+    TEXT = "{file}::{tensor}: bad shape"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestGidInvalid(_ManifestTensor):
+    TEXT = "{file}::{tensor}: gid: {error}"
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestGidNotText(_ManifestTensor):
+    TEXT = "{file}::{tensor}: gid: not a base32 text"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDigestBad(_ManifestTensor):
+    TEXT = "{file}::{tensor}: digest: not 32 hex digits"

@@ -4,6 +4,7 @@ split names a file that is not there."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from . import Issue, IssueCode
 
@@ -38,3 +39,15 @@ class SplitPartMissing(Issue):
     head: str
     n: int
     here: int
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestFileGone(Issue):
+    """A file a grit-manifest.json lists that is not there."""
+
+    CODE = IssueCode.MISSING_SHARD
+    TEXT = "{path}: the manifest lists this file but it is gone"
+    DETAIL = ("path", "manifest")
+    tensor: None
+    path: str
+    manifest: ClassVar[bool] = True

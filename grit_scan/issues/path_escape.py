@@ -23,3 +23,16 @@ class IndexEscape(Issue):
     tensor: str
     path: str
     why: str  # how it would leave (parsers/index.py ``escapes``)
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEscape(Issue):
+    """A manifest path that would leave the manifest's directory."""
+
+    CODE = IssueCode.PATH_ESCAPE
+    TEXT = ("manifest path {path!r} is {why}: it would leave the manifest's directory; not "
+            "opened")
+    DETAIL = ("path",)
+    tensor: None
+    path: str
+    why: str
