@@ -3,7 +3,9 @@ be parsed or read at all (and the paths the walk skipped)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from . import LLAMA_CPP_REFUSES, Issue, IssueCode
 
@@ -151,3 +153,145 @@ class ManifestGidNotText(_ManifestTensor):
 @dataclass(frozen=True, slots=True)
 class ManifestDigestBad(_ManifestTensor):
     TEXT = "{file}::{tensor}: digest: not 32 hex digits"
+
+
+# -- what the format's parser or the file system refused (the error's own text)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseFailed(Issue):
+    """The format's parser refused the file (``error`` is its ParseError's
+    text, written where the parser stopped)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable(Issue):
+    """A file that could not be opened or read (its ReadError's text)."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedWhileRead(Issue):
+    """A file that changed while it was read (``why`` says how)."""
+
+    CODE = IssueCode.CHANGED
+    TEXT = "{why}; {then}"
+    tensor: None
+    why: str
+    then: str  # what that means for what was read
+
+
+# -- paths the walk did not read (ScanInput.skipped)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped(Issue):
+    """A path the walk skipped: ``kind`` (parsers/skips.py ``SkipKind``)
+    names the situation, ``why`` the walk's reason."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: {why}"
+    tensor: None
+    path: str
+    why: str
+    kind: str | None = None
+    escape: bool = False
+    more: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def detail(self) -> Mapping[str, Any]:
+        out: dict[str, Any] = {"path": self.path, **self.more}
+        if self.kind is not None:
+            out["kind"] = self.kind
+        if self.escape:
+            out["escape"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PathMissing(Issue):
+    """A path named on the command line that cannot be found or stat'ed."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: {error}"
+    DETAIL = ("path", "missing", "kind")
+    tensor: None
+    path: str
+    error: str  # the OS's text
+    missing: ClassVar[bool] = True
+    kind: ClassVar[str] = "missing"
+
+
+@dataclass(frozen=True, slots=True)
+class NotRegularFile(Issue):
+    """A path named on the command line that is a FIFO, socket or device."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: not a regular file (FIFO, socket or device); skipped"
+    DETAIL = ("path", "kind")
+    tensor: None
+    path: str
+    kind: ClassVar[str] = "not_regular"
+
+
+@dataclass(frozen=True, slots=True)
+class NotACheckpoint(Issue):
+    """A file named on the command line that no reader reads."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: neither safetensors, GGUF, an index nor a manifest"
+    DETAIL = ("path", "kind")
+    tensor: None
+    path: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteManifest(Issue):
+    """A grit-manifest.json in a remote tree (read from local directories only)."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: manifests are read from local directories only; skipped"
+    DETAIL = ("path",)
+    tensor: None
+    path: str
+
+
+# -- remote files (parsers/remote/)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteFailed(Issue):
+    """A remote file the server would not give (the error's text, which
+    names the URL without its signature)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{error}"
+    DETAIL = ("url", "http_status")
+    tensor: None
+    error: str
+    url: str | None
+    http_status: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteReadRaised(Issue):
+    """An unexpected exception while reading one remote file."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = ("internal error while reading this file: {exception}: {error} (other files are "
+            "unaffected)")
+    DETAIL = ("internal_error",)
+    tensor: None
+    exception: str
+    error: str
+    internal_error: ClassVar[bool] = True

@@ -106,3 +106,14 @@ class TotalSizeDiffers(Issue):
     tensor: None
     expected: int
     actual: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceNote(Issue):
+    """A remote source's own remark about a file it served."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "{where}: {note}"
+    tensor: None
+    where: str
+    note: str

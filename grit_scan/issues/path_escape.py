@@ -36,3 +36,26 @@ class ManifestEscape(Issue):
     tensor: None
     path: str
     why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestLinkEscape(Issue):
+    """A manifest path that resolves (through a link) outside the tree."""
+
+    CODE = IssueCode.PATH_ESCAPE
+    TEXT = "manifest path {path!r} resolves outside the scanned tree; not opened"
+    DETAIL = ("path",)
+    tensor: None
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteListingEscape(Issue):
+    """A remote listing that names a path outside its root."""
+
+    CODE = IssueCode.PATH_ESCAPE
+    TEXT = "the listing of {root} names {name!r}, {why}: refused, never requested"
+    tensor: None
+    root: str
+    name: str
+    why: str
