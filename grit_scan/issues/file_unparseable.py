@@ -295,3 +295,100 @@ class RemoteReadRaised(Issue):
     exception: str
     error: str
     internal_error: ClassVar[bool] = True
+
+
+# -- JSON files: configs, indexes (parsers/configs.py)
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidJson(Issue):
+    """A JSON file that does not parse (the parser's text)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "not valid JSON: {error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class PatternRefused(Issue):
+    """A config pattern the scan will not compile (``why`` names it and says
+    why: names.py ``refused_patterns``)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{why}"
+    tensor: None
+    why: str
+
+
+# -- GRIT metadata in a GGUF's grit.* keys (parsers/readers.py)
+
+
+@dataclass(frozen=True, slots=True)
+class GritVersion(Issue):
+    """A grit.version other than 1."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "grit.version is {value!r}; version 1 is expected"
+    tensor: None
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class GritKeyNoTensor(Issue):
+    """A grit.desc.* key for a tensor the file does not have."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{key} names a tensor the file does not have"
+    tensor: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritDescInvalid(Issue):
+    """A grit.desc.* value the codec refuses."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{key}: {error}"
+    tensor: str
+    key: str
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class GritNotI8(Issue):
+    """A GRIT-native GGUF tensor not stored as I8."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{tensor}: a GRIT-native tensor is stored as I8; this one is {type}"
+    tensor: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritShapeBad(Issue):
+    """A grit.shape.* value that is no shape (``why``: budgets.shape_problem)."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "grit.shape.{tensor}: {why}"
+    tensor: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritShapeMissing(Issue):
+    """A GRIT-native GGUF tensor without its logical shape."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = ("{tensor}: grit.shape.{tensor} (the logical shape) is missing; the I8 payload "
+            "length does not determine it")
+    tensor: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritDigestBad(Issue):
+    """A grit.digest.* value that is not 32 hex digits."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "grit.digest.{tensor} is not 32 hex digits"
+    tensor: str

@@ -117,3 +117,35 @@ class SourceNote(Issue):
     tensor: None
     where: str
     note: str
+
+
+@dataclass(frozen=True, slots=True)
+class RawAsBfloat16(Issue):
+    """npz members of two raw bytes, read as bfloat16."""
+
+    CODE = IssueCode.NOTE
+    TEXT = ("{count} member(s) of two raw bytes (descr <V2) read as bfloat16, as MLX and "
+            "ml_dtypes store it (numpy has no bfloat16)")
+    tensor: None
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class NpzNotArray(Issue):
+    """An npz member that is not a .npy array."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "member {member!r} is not a .npy array; not read"
+    tensor: None
+    member: str
+
+
+@dataclass(frozen=True, slots=True)
+class NpzColumnMajor(Issue):
+    """An npz member stored column-major."""
+
+    CODE = IssueCode.NOTE
+    TEXT = ("member {member!r} is stored column-major (fortran_order): its bytes are the "
+            "transpose of its shape")
+    tensor: str
+    member: str

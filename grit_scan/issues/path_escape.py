@@ -59,3 +59,15 @@ class RemoteListingEscape(Issue):
     root: str
     name: str
     why: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteCode(Issue):
+    """A config.json auto_map entry that loads code from another repository."""
+
+    CODE = IssueCode.PATH_ESCAPE
+    TEXT = ("auto_map loads {path!r}: code from another repository, outside the scanned tree "
+            "(trust_remote_code would fetch and run it)")
+    DETAIL = ("path",)
+    tensor: None
+    path: str
