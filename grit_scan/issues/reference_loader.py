@@ -21,8 +21,8 @@ class ReferenceOpens(Issue):
     TEXT = "the safetensors library opens this file"
     DETAIL = ("opens", "error")
     tensor: None
+    error: str  # the verdict's (empty when it opens)
     opens: ClassVar[bool] = True
-    error: ClassVar[None] = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,5 +33,5 @@ class ReferenceRefuses(Issue):
     TEXT = "the safetensors library refuses this file: {error}"
     DETAIL = ("opens", "error")
     tensor: None
-    error: str | None
+    error: str
     opens: ClassVar[bool] = False

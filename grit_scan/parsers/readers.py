@@ -145,7 +145,8 @@ def _ask_reference(art: ArtifactDraft, source: ByteSource) -> None:
 
     verdict = safetensors_verdict(source)
     if verdict is not None:
-        art.add(ReferenceOpens(None) if verdict.opens else ReferenceRefuses(None, verdict.error))
+        art.add(ReferenceOpens(None, verdict.error) if verdict.opens
+                else ReferenceRefuses(None, verdict.error))
 
 
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
