@@ -392,3 +392,213 @@ class GritDigestBad(Issue):
     CODE = IssueCode.GRIT_HEADER
     TEXT = "grit.digest.{tensor} is not 32 hex digits"
     tensor: str
+
+
+# -- a safetensors __grit__ header (parsers/grit_header.py; ``where`` is the
+# header or key the map was read from)
+
+
+@dataclass(frozen=True, slots=True)
+class GritMapNotObject(Issue):
+    """A grades or layouts map that is not an object."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: '{what}' must be an object"
+    tensor: None
+    where: str
+    what: str  # grades | layouts
+
+
+@dataclass(frozen=True, slots=True)
+class GritMapEntryBad(Issue):
+    """A grades or layouts entry that is not '<16 hex>': '<string>'."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: {what} entry {key!r} is not '<16 hex>': '<string>'"
+    tensor: None
+    where: str
+    what: str
+    key: Any
+
+
+@dataclass(frozen=True, slots=True)
+class GritGradeInvalid(Issue):
+    """A grade string the codec refuses."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: grade {key} is invalid: {error}"
+    tensor: None
+    where: str
+    key: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritGradeIdMismatch(Issue):
+    """A grade string filed under an id it does not hash to."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = ("{where}: grade string {canonical} hashes to {expected}, not the id {actual} it "
+            "is filed under")
+    DETAIL = ("expected", "actual")
+    tensor: None
+    where: str
+    canonical: str
+    expected: str  # the hash, 16 hex digits
+    actual: str  # the id it is filed under
+
+
+@dataclass(frozen=True, slots=True)
+class GritLayoutInvalid(Issue):
+    """A layout expression the codec refuses."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: layout {key} is invalid: {error}"
+    tensor: None
+    where: str
+    key: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritLayoutIdMismatch(Issue):
+    """A layout expression filed under a word it does not hash to."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: layout expression {text!r} hashes to {hashed}, not {key}"
+    tensor: None
+    where: str
+    text: str
+    hashed: str  # 16 hex digits
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritOverBudget(Issue):
+    """A __grit__ header past one of the scan's budgets (its sentence)."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{text}"
+    tensor: None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritTooManyEntries(Issue):
+    """More __grit__ entries than the file stores tensors (its budget's sentence)."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{text}"
+    DETAIL = ("budget",)
+    tensor: None
+    text: str
+    budget: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritNotJson(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "__grit__ is not JSON: {error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritNotVersion1(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = '__grit__ must be an object with "grit": 1'
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class GritProducerNotText(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "__grit__ producer must be a string"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class GritNoTensors(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "__grit__ has no 'tensors' object"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class _GritEntry(Issue):
+    """A __grit__ tensor entry that does not describe its tensor."""
+
+    CODE = IssueCode.GRIT_HEADER
+    tensor: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryNotObject(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: entry is not an object"
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryDescInvalid(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: desc: {error}"
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryShapeBad(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: {why}"
+    why: str  # budgets.shape_problem
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryDigestBad(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: digest must be 32 hex digits"
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryNoPlanes(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: needs 'planes' or 'payload'"
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryPlaneNames(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: unknown plane names {unknown}"
+    names: tuple[str, ...]  # sorted
+
+    @property
+    def unknown(self) -> list[str]:
+        return list(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryPartMissing(_GritEntry):
+    """A payload or plane tensor the entry names and the file lacks."""
+
+    TEXT = "__grit__ tensor {tensor!r}: {part} tensor {stored!r} is not in the file"
+    part: str  # "payload", or a plane's name and " plane"
+    stored: Any
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryPartNotU8(_GritEntry):
+    """A payload or plane tensor that is not 1-D U8."""
+
+    TEXT = ("__grit__ tensor {tensor!r}: {part} tensor {stored!r} must be 1-D U8; it is "
+            "{dtype} {dims}")
+    part: str
+    stored: str
+    dtype: str
+    dims: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteGaveUp(Issue):
+    """A remote root whose failed fetches stopped the scan requesting more."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = ("{root}: {failures} fetches failed, so {skipped} more files were not requested "
+            "(at most {limit} failed fetches per remote root)")
+    tensor: None
+    root: str
+    failures: int
+    skipped: int
+    limit: int

@@ -149,3 +149,16 @@ class NpzColumnMajor(Issue):
             "transpose of its shape")
     tensor: str
     member: str
+
+
+@dataclass(frozen=True, slots=True)
+class GradeNotCanonical(Issue):
+    """A grade string not written in its canonical form."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "{where}: grade {key} is not written canonically ({written!r} -> {canonical!r})"
+    tensor: None
+    where: str
+    key: str
+    written: str
+    canonical: str

@@ -71,3 +71,13 @@ class RemoteCode(Issue):
     DETAIL = ("path",)
     tensor: None
     path: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnsafeRemotePath(Issue):
+    """A remote address refused as unsafe (the refusal's text)."""
+
+    CODE = IssueCode.PATH_ESCAPE
+    TEXT = "{error}"
+    tensor: None
+    error: str

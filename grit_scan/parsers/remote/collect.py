@@ -37,10 +37,14 @@ from functools import partial
 from typing import Any
 
 from ...artifact import Artifact, ArtifactDraft, Format, ScanDraft
-from ...issues import IssueCode
-from ...issues.file_unparseable import RemoteFailed, RemoteManifest, RemoteReadRaised
+from ...issues.file_unparseable import (
+    RemoteFailed,
+    RemoteGaveUp,
+    RemoteManifest,
+    RemoteReadRaised,
+)
 from ...issues.notes import SourceNote
-from ...issues.path_escape import RemoteListingEscape
+from ...issues.path_escape import RemoteListingEscape, UnsafeRemotePath
 from ...names import Declared
 from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
@@ -459,9 +463,8 @@ def read_tree(tree: RemoteTree, scan: ScanDraft,
     if reading.not_requested:
         art = ArtifactDraft(path=tree.root, abs_path=tree.root, format=Format.SAFETENSORS,
                             parsed=False, group=tree.group_root)
-        art.issue(IssueCode.UNPARSEABLE, f"{tree.root}: {reading.failures} fetches failed, so "
-                  f"{reading.not_requested} more files were not requested (at most "
-                  f"{MAX_FAILED_FETCHES} failed fetches per remote root)")
+        art.add(RemoteGaveUp(None, tree.root, reading.failures, reading.not_requested,
+                             MAX_FAILED_FETCHES))
         scan.artifacts.append(art.finish())
 
 
@@ -595,7 +598,7 @@ def collect_url(url: str, scan: ScanDraft, opts: RemoteOptions | None = None,
         art = ArtifactDraft(path=shown, abs_path=shown, format=Format.SAFETENSORS, group=shown)
         if isinstance(exc, UnsafePath):
             art.parsed = False
-            art.issue(IssueCode.PATH_ESCAPE, str(exc))
+            art.add(UnsafeRemotePath(None, str(exc)))
             scan.artifacts.append(art.finish())
         else:
             scan.artifacts.append(_failed(art, exc))
