@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
 
 from .codec.errors import GritError
-from .issues import Issue, IssueCode, Reported
+from .issues import Issue
 
 if TYPE_CHECKING:  # annotations only: a float-only scan never loads the codec (issue 15)
     from .codec.descriptor import Descriptor
@@ -87,11 +87,6 @@ class IssueLog:
     def add(self, found: Issue) -> None:
         self.issues.append(found)
 
-    def issue(self, code: IssueCode, message: str, tensor: str | None = None,
-              **detail: Any) -> None:
-        """An issue whose text was written whole where it was found
-        (``issues.Reported``)."""
-        self.issues.append(Reported(code, message, tensor, detail))
 
 
 class StoredTensor(NamedTuple):
@@ -913,11 +908,6 @@ class ArtifactDraft:
     def add(self, found: Issue) -> None:
         self.issues.append(found)
 
-    def issue(self, code: IssueCode, message: str, tensor: str | None = None,
-              **detail: Any) -> None:
-        """An issue whose text was written whole where it was found
-        (``issues.Reported``)."""
-        self.issues.append(Reported(code, message, tensor, detail))
 
     def finish(self) -> Artifact:
         """The artifact as read (a list of stored tensors becomes a tuple)."""

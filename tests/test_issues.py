@@ -10,6 +10,7 @@ import pytest
 
 from grit_scan import issues
 from grit_scan.artifact import Artifact, Format
+from grit_scan.issues.file_unparseable import ParseFailed
 from grit_scan.issues.grit_check import AwqGemvSizes, Fp8PerTensorSizes
 from grit_scan.issues.not_representable import NotRepresentable
 from grit_scan.issues.notes import UnusedNoScale
@@ -88,12 +89,25 @@ def test_renamed_is_the_same_issue_for_another_tensor():
         "not described")
 
 
-def test_an_artifact_holds_variants_and_reported_issues_alike():
+def test_an_artifact_holds_variants_of_every_kind():
     art = Artifact("f.safetensors", "/f.safetensors", Format.SAFETENSORS, 8, (),
                    issues=(UnusedNoScale("x", "F8_E5M2"),
-                           issues.Reported(issues.IssueCode.UNPARSEABLE, "bad magic")))
+                           ParseFailed(None, "header too small: the file is 3 bytes")))
     assert [i.code.value for i in art.issues] == ["note", "unparseable"]
-    assert art.issues[1].message == "bad magic" and dict(art.issues[1].detail) == {}
+    assert art.issues[1].message == "header too small: the file is 3 bytes"
+    assert art.issues[1].tensor is None and dict(art.issues[1].detail) == {}
+
+
+def test_no_issue_is_written_as_free_text():
+    """Every issue a reader or a convention records is a variant of
+    grit_scan/issues/: the draft artifacts have no free-text path."""
+    from grit_scan.artifact import ArtifactDraft, IssueLog
+
+    assert not hasattr(ArtifactDraft, "issue") and not hasattr(IssueLog, "issue")
+    assert not hasattr(issues, "Reported")
+    for path in (ROOT / "grit_scan").rglob("*.py"):
+        text = path.read_text()
+        assert ".issue(" not in text, path
 
 
 def test_findings_docs_list_each_kinds_messages():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grit_scan import scan
-from grit_scan.artifact import IssueCode
+from grit_scan.issues import IssueCode
 from grit_scan.writers import Raw, write_safetensors
 
 PRODUCERS = Path(__file__).resolve().parent.parent / "fixtures" / "producers"

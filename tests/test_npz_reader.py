@@ -14,7 +14,7 @@ import numpy as np
 from scan_exit import scan_exit as _exit
 
 import grit_scan
-from grit_scan.artifact import IssueCode
+from grit_scan.issues import IssueCode
 from grit_scan.parsers.readers import read_path
 
 P = Path(__file__).resolve().parent.parent / "fixtures" / "producers"

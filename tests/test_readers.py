@@ -20,12 +20,13 @@ from ref_ids import desc_fields, plane_sizes
 from ref_ids import gid as ref_gid
 
 from grit_scan.api import tensor_bytes as payload_bytes
-from grit_scan.artifact import IssueCode, Source
+from grit_scan.artifact import Source
 from grit_scan.codec import grade as G
 from grit_scan.codec.decode import decode
 from grit_scan.codec.encode import encode
 from grit_scan.codec.fingerprint import gid
 from grit_scan.codec.grade import registry
+from grit_scan.issues import IssueCode
 from grit_scan.parsers import fileio, readers
 from grit_scan.parsers.tree import collect
 from grit_scan.writers import (

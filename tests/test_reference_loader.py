@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors import safe_open
 
-from grit_scan.artifact import IssueCode
+from grit_scan.issues import IssueCode
 from grit_scan.parsers.readers import read_safetensors
 
 WIDTH = {"F32": 32, "F16": 16, "BF16": 16, "I8": 8, "U8": 8, "I32": 32, "I64": 64,

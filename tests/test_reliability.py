@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from ref_ids import fnv1a
 
 import grit_scan
-from grit_scan.artifact import Artifact, ArtifactDraft, IssueCode
+from grit_scan.artifact import Artifact, ArtifactDraft
 from grit_scan.cli import main
 from grit_scan.codec.errors import GritError
 from grit_scan.codec.grade import parse_grade
+from grit_scan.issues import IssueCode
 from grit_scan.parsers import configs, fileio, gguf_reader, index, readers
 from grit_scan.parsers.manifest import read_manifest
 

@@ -13,8 +13,9 @@ The finding kind owns its messages: the variants that ``rules/kinds/X.py``
 reports are in ``issues/X.py``, whose ``CODES`` are the codes that rule
 reports, and docs/findings.md shows them on that kind's section (generated,
 ``rules/docs.py``). ``issues/notes.py`` holds the notes, which the report
-lists without a finding. ``Reported`` is an issue whose text was written
-whole where it was found: an exception's message, carried as it is.
+lists without a finding. Where the words come from an error raised below
+(a parser's ParseError, the OS, the codec's refusal), the variant carries
+that text as its ``error`` field and names the situation around it.
 
 A variant that names a tensor has ``tensor`` as its first field, so that
 convention inference can replay it for another module with the same plan
@@ -27,7 +28,6 @@ import enum
 import importlib
 import pkgutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -92,8 +92,7 @@ class Issue:
 
     def __init_subclass__(cls, **kw: Any) -> None:
         # ``code`` is read for every issue by every rule that filters them:
-        # a class attribute, not a property (a variant with a code of its
-        # own per instance, ``Reported``, has it as a field)
+        # a class attribute, not a property
         super().__init_subclass__(**kw)
         if "CODE" in cls.__dict__:
             setattr(cls, "code", cls.CODE)  # noqa: B010  (mypy: a property in its eyes)
@@ -134,23 +133,3 @@ def variants(module: ModuleType) -> list[type[Issue]]:
     """The situations ``module`` defines, in its order."""
     return [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, Issue)
             and c.__module__ == module.__name__ and "TEXT" in c.__dict__]
-
-
-# ---------------------------------------------------------------------------
-# Free text carried from an exception (until its raiser has variants of its own)
-
-
-@dataclass(frozen=True, slots=True)
-class Reported(Issue):
-    """An issue whose text comes whole from an error raised below (a
-    ``ParseError``'s or ``ReadError``'s message, a budget's sentence)."""
-
-    TEXT = "{text}"
-    code: IssueCode = field()
-    text: str = field()
-    tensor: str | None = None
-    facts: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def detail(self) -> Mapping[str, Any]:
-        return self.facts

@@ -3,7 +3,9 @@ be parsed or read at all (and the paths the walk skipped)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from . import LLAMA_CPP_REFUSES, Issue, IssueCode
 
@@ -53,3 +55,550 @@ class GgufNameTooLong(Issue):
     @property
     def size(self) -> int:
         return len(self.tensor.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class OverBudget(Issue):
+    """A file past one of the scan's budgets (``text`` is the budget's own
+    sentence, parsers/budgets.py)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{text}"
+    DETAIL = ("budget",)
+    tensor: None
+    text: str
+    budget: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexNotObject(Issue):
+    """An index whose JSON is not an object."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "an index must be a JSON object"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexNoWeightMap(Issue):
+    """An index without a weight_map of names to shard names."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "the index has no weight_map of tensor -> shard names"
+    tensor: None
+
+
+# -- grit-manifest.json (parsers/manifest.py)
+
+
+@dataclass(frozen=True, slots=True)
+class NotAManifest(Issue):
+    """A grit-manifest.json that is not one."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = 'not a grit-manifest.json: expected {{"grit_manifest": 1, "artifacts": [...]}}'
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestEntryNoPath(Issue):
+    """A manifest artifact entry without a path."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "a manifest artifact entry has no path"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class _ManifestTensor(Issue):
+    """A tensor entry of a manifest's file (``file::tensor``)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    tensor: str
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestTensorNotObject(_ManifestTensor):
+    TEXT = "{file}::{tensor}: entry is not an object"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDescNotText(_ManifestTensor):
+    TEXT = "{file}::{tensor}: desc: not a hex text"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDescInvalid(_ManifestTensor):
+    TEXT = "{file}::{tensor}: desc: {error}"
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestShapeBad(_ManifestTensor):
+    TEXT = "{file}::{tensor}: bad shape"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestGidInvalid(_ManifestTensor):
+    TEXT = "{file}::{tensor}: gid: {error}"
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestGidNotText(_ManifestTensor):
+    TEXT = "{file}::{tensor}: gid: not a base32 text"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestDigestBad(_ManifestTensor):
+    TEXT = "{file}::{tensor}: digest: not 32 hex digits"
+
+
+# -- what the format's parser or the file system refused (the error's own text)
+
+
+@dataclass(frozen=True, slots=True)
+class ParseFailed(Issue):
+    """The format's parser refused the file (``error`` is its ParseError's
+    text, written where the parser stopped)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable(Issue):
+    """A file that could not be opened or read (its ReadError's text)."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedWhileRead(Issue):
+    """A file that changed while it was read (``why`` says how)."""
+
+    CODE = IssueCode.CHANGED
+    TEXT = "{why}; {then}"
+    tensor: None
+    why: str
+    then: str  # what that means for what was read
+
+
+# -- paths the walk did not read (ScanInput.skipped)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped(Issue):
+    """A path the walk skipped: ``kind`` (parsers/skips.py ``SkipKind``)
+    names the situation, ``why`` the walk's reason."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: {why}"
+    tensor: None
+    path: str
+    why: str
+    kind: str | None = None
+    escape: bool = False
+    more: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def detail(self) -> Mapping[str, Any]:
+        out: dict[str, Any] = {"path": self.path, **self.more}
+        if self.kind is not None:
+            out["kind"] = self.kind
+        if self.escape:
+            out["escape"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PathMissing(Issue):
+    """A path named on the command line that cannot be found or stat'ed."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: {error}"
+    DETAIL = ("path", "missing", "kind")
+    tensor: None
+    path: str
+    error: str  # the OS's text
+    missing: ClassVar[bool] = True
+    kind: ClassVar[str] = "missing"
+
+
+@dataclass(frozen=True, slots=True)
+class NotRegularFile(Issue):
+    """A path named on the command line that is a FIFO, socket or device."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: not a regular file (FIFO, socket or device); skipped"
+    DETAIL = ("path", "kind")
+    tensor: None
+    path: str
+    kind: ClassVar[str] = "not_regular"
+
+
+@dataclass(frozen=True, slots=True)
+class NotACheckpoint(Issue):
+    """A file named on the command line that no reader reads."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: neither safetensors, GGUF, an index nor a manifest"
+    DETAIL = ("path", "kind")
+    tensor: None
+    path: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteManifest(Issue):
+    """A grit-manifest.json in a remote tree (read from local directories only)."""
+
+    CODE = IssueCode.SKIPPED
+    TEXT = "{path}: manifests are read from local directories only; skipped"
+    DETAIL = ("path",)
+    tensor: None
+    path: str
+
+
+# -- remote files (parsers/remote/)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteFailed(Issue):
+    """A remote file the server would not give (the error's text, which
+    names the URL without its signature)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{error}"
+    DETAIL = ("url", "http_status")
+    tensor: None
+    error: str
+    url: str | None
+    http_status: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteReadRaised(Issue):
+    """An unexpected exception while reading one remote file."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = ("internal error while reading this file: {exception}: {error} (other files are "
+            "unaffected)")
+    DETAIL = ("internal_error",)
+    tensor: None
+    exception: str
+    error: str
+    internal_error: ClassVar[bool] = True
+
+
+# -- JSON files: configs, indexes (parsers/configs.py)
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidJson(Issue):
+    """A JSON file that does not parse (the parser's text)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "not valid JSON: {error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class PatternRefused(Issue):
+    """A config pattern the scan will not compile (``why`` names it and says
+    why: names.py ``refused_patterns``)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "{why}"
+    tensor: None
+    why: str
+
+
+# -- GRIT metadata in a GGUF's grit.* keys (parsers/readers.py)
+
+
+@dataclass(frozen=True, slots=True)
+class GritVersion(Issue):
+    """A grit.version other than 1."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "grit.version is {value!r}; version 1 is expected"
+    tensor: None
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class GritKeyNoTensor(Issue):
+    """A grit.desc.* key for a tensor the file does not have."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{key} names a tensor the file does not have"
+    tensor: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritDescInvalid(Issue):
+    """A grit.desc.* value the codec refuses."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{key}: {error}"
+    tensor: str
+    key: str
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class GritNotI8(Issue):
+    """A GRIT-native GGUF tensor not stored as I8."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{tensor}: a GRIT-native tensor is stored as I8; this one is {type}"
+    tensor: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritShapeBad(Issue):
+    """A grit.shape.* value that is no shape (``why``: budgets.shape_problem)."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "grit.shape.{tensor}: {why}"
+    tensor: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritShapeMissing(Issue):
+    """A GRIT-native GGUF tensor without its logical shape."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = ("{tensor}: grit.shape.{tensor} (the logical shape) is missing; the I8 payload "
+            "length does not determine it")
+    tensor: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritDigestBad(Issue):
+    """A grit.digest.* value that is not 32 hex digits."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "grit.digest.{tensor} is not 32 hex digits"
+    tensor: str
+
+
+# -- a safetensors __grit__ header (parsers/grit_header.py; ``where`` is the
+# header or key the map was read from)
+
+
+@dataclass(frozen=True, slots=True)
+class GritMapNotObject(Issue):
+    """A grades or layouts map that is not an object."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: '{what}' must be an object"
+    tensor: None
+    where: str
+    what: str  # grades | layouts
+
+
+@dataclass(frozen=True, slots=True)
+class GritMapEntryBad(Issue):
+    """A grades or layouts entry that is not '<16 hex>': '<string>'."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: {what} entry {key!r} is not '<16 hex>': '<string>'"
+    tensor: None
+    where: str
+    what: str
+    key: Any
+
+
+@dataclass(frozen=True, slots=True)
+class GritGradeInvalid(Issue):
+    """A grade string the codec refuses."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: grade {key} is invalid: {error}"
+    tensor: None
+    where: str
+    key: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritGradeIdMismatch(Issue):
+    """A grade string filed under an id it does not hash to."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = ("{where}: grade string {canonical} hashes to {expected}, not the id {actual} it "
+            "is filed under")
+    DETAIL = ("expected", "actual")
+    tensor: None
+    where: str
+    canonical: str
+    expected: str  # the hash, 16 hex digits
+    actual: str  # the id it is filed under
+
+
+@dataclass(frozen=True, slots=True)
+class GritLayoutInvalid(Issue):
+    """A layout expression the codec refuses."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: layout {key} is invalid: {error}"
+    tensor: None
+    where: str
+    key: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritLayoutIdMismatch(Issue):
+    """A layout expression filed under a word it does not hash to."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{where}: layout expression {text!r} hashes to {hashed}, not {key}"
+    tensor: None
+    where: str
+    text: str
+    hashed: str  # 16 hex digits
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritOverBudget(Issue):
+    """A __grit__ header past one of the scan's budgets (its sentence)."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{text}"
+    tensor: None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritTooManyEntries(Issue):
+    """More __grit__ entries than the file stores tensors (its budget's sentence)."""
+
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "{text}"
+    DETAIL = ("budget",)
+    tensor: None
+    text: str
+    budget: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritNotJson(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "__grit__ is not JSON: {error}"
+    tensor: None
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritNotVersion1(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = '__grit__ must be an object with "grit": 1'
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class GritProducerNotText(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "__grit__ producer must be a string"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class GritNoTensors(Issue):
+    CODE = IssueCode.GRIT_HEADER
+    TEXT = "__grit__ has no 'tensors' object"
+    tensor: None
+
+
+@dataclass(frozen=True, slots=True)
+class _GritEntry(Issue):
+    """A __grit__ tensor entry that does not describe its tensor."""
+
+    CODE = IssueCode.GRIT_HEADER
+    tensor: str
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryNotObject(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: entry is not an object"
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryDescInvalid(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: desc: {error}"
+    error: str  # the codec's refusal
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryShapeBad(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: {why}"
+    why: str  # budgets.shape_problem
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryDigestBad(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: digest must be 32 hex digits"
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryNoPlanes(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: needs 'planes' or 'payload'"
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryPlaneNames(_GritEntry):
+    TEXT = "__grit__ tensor {tensor!r}: unknown plane names {unknown}"
+    names: tuple[str, ...]  # sorted
+
+    @property
+    def unknown(self) -> list[str]:
+        return list(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryPartMissing(_GritEntry):
+    """A payload or plane tensor the entry names and the file lacks."""
+
+    TEXT = "__grit__ tensor {tensor!r}: {part} tensor {stored!r} is not in the file"
+    part: str  # "payload", or a plane's name and " plane"
+    stored: Any
+
+
+@dataclass(frozen=True, slots=True)
+class GritEntryPartNotU8(_GritEntry):
+    """A payload or plane tensor that is not 1-D U8."""
+
+    TEXT = ("__grit__ tensor {tensor!r}: {part} tensor {stored!r} must be 1-D U8; it is "
+            "{dtype} {dims}")
+    part: str
+    stored: str
+    dtype: str
+    dims: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteGaveUp(Issue):
+    """A remote root whose failed fetches stopped the scan requesting more."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = ("{root}: {failures} fetches failed, so {skipped} more files were not requested "
+            "(at most {limit} failed fetches per remote root)")
+    tensor: None
+    root: str
+    failures: int
+    skipped: int
+    limit: int

@@ -363,3 +363,69 @@ class GgufOverlap(Issue):
     dims: list[int]
     expected: int
     actual: int
+
+
+# -- npz archives (parsers/npz_reader.py)
+
+
+@dataclass(frozen=True, slots=True)
+class NpzNoLocalHeader(Issue):
+    """A member whose zip local header is not where the directory says."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = "member {member!r}: no local header at offset {offset}"
+    tensor: str
+    member: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class NpzHeaderBad(Issue):
+    """A member whose .npy header does not parse (``why`` says how)."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = "member {member!r}: {why}"
+    tensor: str
+    member: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class NpzObjectArray(Issue):
+    """An object array: a pickle inside the archive."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("member {member!r}: an object array: a pickle inside the archive, never loaded; "
+            "not audited")
+    tensor: str
+    member: str
+
+
+@dataclass(frozen=True, slots=True)
+class NpzSizeMismatch(Issue):
+    """A member whose shape times its dtype is not its byte count."""
+
+    CODE = IssueCode.BAD_TENSOR
+    TEXT = ("member {member!r}: shape {dims} x {descr} is {expected} bytes but the member "
+            "holds {actual}")
+    tensor: str
+    member: str
+    dims: list[int]
+    descr: str
+    expected: int
+    actual: int
+
+
+@dataclass(frozen=True, slots=True)
+class NpzTruncated(Issue):
+    """A member whose bytes run past the end of the archive."""
+
+    CODE = IssueCode.TRUNCATED
+    TEXT = ("tensor {tensor!r} needs bytes up to file offset {end} but the file ends at "
+            "{size}: {actual} of {expected} bytes present (truncated archive?)")
+    DETAIL = ("expected", "actual")
+    tensor: str
+    end: int
+    size: int
+    expected: int
+    actual: int

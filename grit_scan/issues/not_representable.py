@@ -47,3 +47,16 @@ class ActOrder(Issue):
     tensor: str
     clause: ClassVar[str] = "§0.3(c)"
     convention: ClassVar[str] = "gptq"
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedFile(Issue):
+    """A valid file of a kind grit does not represent (the reader's
+    Unsupported text): one line, not a structural finding."""
+
+    CODE = IssueCode.NOT_REPRESENTABLE
+    TEXT = "{error}"
+    DETAIL = ("unsupported",)
+    tensor: None
+    error: str
+    unsupported: ClassVar[bool] = True

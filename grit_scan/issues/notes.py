@@ -84,3 +84,81 @@ class UnusedScaleLayout(Issue):
     tensor: str
     dtype: str
     scale: str
+
+
+@dataclass(frozen=True, slots=True)
+class TotalSizeNotCount(Issue):
+    """An index total_size that is not a byte count."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "index metadata.total_size {value!r} is not a non-negative integer"
+    tensor: None
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class TotalSizeDiffers(Issue):
+    """An index total_size other than the bytes the shards' tensors hold."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "index total_size is {actual:,} bytes; the shards' tensors hold {expected:,}"
+    DETAIL = ("expected", "actual")
+    tensor: None
+    expected: int
+    actual: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceNote(Issue):
+    """A remote source's own remark about a file it served."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "{where}: {note}"
+    tensor: None
+    where: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class RawAsBfloat16(Issue):
+    """npz members of two raw bytes, read as bfloat16."""
+
+    CODE = IssueCode.NOTE
+    TEXT = ("{count} member(s) of two raw bytes (descr <V2) read as bfloat16, as MLX and "
+            "ml_dtypes store it (numpy has no bfloat16)")
+    tensor: None
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class NpzNotArray(Issue):
+    """An npz member that is not a .npy array."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "member {member!r} is not a .npy array; not read"
+    tensor: None
+    member: str
+
+
+@dataclass(frozen=True, slots=True)
+class NpzColumnMajor(Issue):
+    """An npz member stored column-major."""
+
+    CODE = IssueCode.NOTE
+    TEXT = ("member {member!r} is stored column-major (fortran_order): its bytes are the "
+            "transpose of its shape")
+    tensor: str
+    member: str
+
+
+@dataclass(frozen=True, slots=True)
+class GradeNotCanonical(Issue):
+    """A grade string not written in its canonical form."""
+
+    CODE = IssueCode.NOTE
+    TEXT = "{where}: grade {key} is not written canonically ({written!r} -> {canonical!r})"
+    tensor: None
+    where: str
+    key: str
+    written: str
+    canonical: str

@@ -14,7 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ..artifact import ArtifactDraft, Format
-from ..issues import IssueCode
+from ..issues.file_unparseable import (
+    ChangedWhileRead,
+    InvalidJson,
+    OverBudget,
+    ParseFailed,
+    PatternRefused,
+    Unreadable,
+)
+from ..issues.path_escape import RemoteCode
 from ..names import Declared, pattern_refused
 from . import budgets, json_text
 from .budgets import Budget
@@ -34,7 +42,7 @@ def read_json(path: str, art: ArtifactDraft,
         with SafeFile(path, meter) as f:
             return read_json_source(f, art, limit)
     except ReadError as exc:
-        art.issue(IssueCode.SKIPPED, str(exc))
+        art.add(Unreadable(None, str(exc)))
         art.parsed = False
         return None
 
@@ -47,18 +55,17 @@ def read_json_source(source: ByteSource, art: ArtifactDraft,
     parsing) are budgeted, so memory stays linear in the file."""
     try:
         if source.size > limit.value:
-            art.issue(IssueCode.UNPARSEABLE, limit.exceeded("the file's size", source.size),
-                      budget=limit.name)
+            art.add(OverBudget(None, limit.exceeded("the file's size", source.size), limit.name))
             art.parsed = False
             return None
         raw = source.read_at(0, source.size)
         why = source.changed()
     except ReadError as exc:
-        art.issue(IssueCode.UNPARSEABLE, str(exc))
+        art.add(ParseFailed(None, str(exc)))
         art.parsed = False
         return None
     if why:
-        art.issue(IssueCode.CHANGED, f"{why}; its contents were not used")
+        art.add(ChangedWhileRead(None, why, "its contents were not used"))
         art.parsed = False
         return None
     try:
@@ -67,22 +74,22 @@ def read_json_source(source: ByteSource, art: ArtifactDraft,
         n_items = budgets.json_items(text, min(budgets.JSON_FILE_ITEMS.value,
                                                budgets.INDEX_ENTRIES.value))
         if n_items > budgets.JSON_FILE_ITEMS.value:
-            art.issue(IssueCode.UNPARSEABLE, budgets.JSON_FILE_ITEMS.exceeded(
-                "its JSON value count", n_items), budget=budgets.JSON_FILE_ITEMS.name)
+            art.add(OverBudget(None, budgets.JSON_FILE_ITEMS.exceeded(
+                "its JSON value count", n_items), budgets.JSON_FILE_ITEMS.name))
             art.parsed = False
             return None
         if art.format is Format.INDEX and n_items > budgets.INDEX_ENTRIES.value:
             # each weight_map entry is one of the values counted, so the
             # entry budget is applied before the parse that would build them
             # (1.5M entries, 44 MB, took about 470 MB to parse)
-            art.issue(IssueCode.UNPARSEABLE, budgets.INDEX_ENTRIES.exceeded(
+            art.add(OverBudget(None, budgets.INDEX_ENTRIES.exceeded(
                 "its JSON value count, which bounds its weight_map entries,", n_items),
-                budget=budgets.INDEX_ENTRIES.name)
+                budgets.INDEX_ENTRIES.name))
             art.parsed = False
             return None
         return json_text.loads(text, parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        art.issue(IssueCode.UNPARSEABLE, f"not valid JSON: {exc}")
+        art.add(InvalidJson(None, str(exc)))
         art.parsed = False
         return None
 
@@ -275,12 +282,10 @@ def declared_of(name: str, obj: Any, art: ArtifactDraft) -> tuple[Declared | Non
     ignore patterns, auto_map code from another repository) become issues on
     ``art``.  Local directories and remote repositories read configs alike."""
     for why in refused_patterns(obj):
-        art.issue(IssueCode.UNPARSEABLE, why)
+        art.add(PatternRefused(None, why))
     if name == "config.json":
         for ref in remote_code(obj):
-            art.issue(IssueCode.PATH_ESCAPE,
-                      f"auto_map loads {ref!r}: code from another repository, outside the "
-                      "scanned tree (trust_remote_code would fetch and run it)", path=ref)
+            art.add(RemoteCode(None, ref))
         return from_config(obj), model_info(obj)
     if name == "quantize_config.json":
         return from_quantize_config(obj), None

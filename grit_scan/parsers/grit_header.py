@@ -19,7 +19,29 @@ from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError
 from ..codec.grade import Grade, parse_grade, registry
 from ..codec.placement import expression_word, parse_layout
-from ..issues import IssueCode
+from ..issues.file_unparseable import (
+    GritEntryDescInvalid,
+    GritEntryDigestBad,
+    GritEntryNoPlanes,
+    GritEntryNotObject,
+    GritEntryPartMissing,
+    GritEntryPartNotU8,
+    GritEntryPlaneNames,
+    GritEntryShapeBad,
+    GritGradeIdMismatch,
+    GritGradeInvalid,
+    GritLayoutIdMismatch,
+    GritLayoutInvalid,
+    GritMapEntryBad,
+    GritMapNotObject,
+    GritNoTensors,
+    GritNotJson,
+    GritNotVersion1,
+    GritOverBudget,
+    GritProducerNotText,
+    GritTooManyEntries,
+)
+from ..issues.notes import GradeNotCanonical
 from . import budgets
 
 _HEX16 = re.compile(r"(0x)?[0-9a-fA-F]{16}")
@@ -34,12 +56,11 @@ def _hex_keyed_strings(raw: Any, art: ArtifactDraft, where: str,
     if raw is None:
         return
     if not isinstance(raw, dict):
-        art.issue(IssueCode.GRIT_HEADER, f"{where}: '{what}' must be an object")
+        art.add(GritMapNotObject(None, where, what))
         return
     for k, v in raw.items():
         if not isinstance(k, str) or not _HEX16.fullmatch(k) or not isinstance(v, str):
-            art.issue(IssueCode.GRIT_HEADER, f"{where}: {what} entry {k!r} is not "
-                      "'<16 hex>': '<string>'")
+            art.add(GritMapEntryBad(None, where, what, k))
             continue
         yield k, v
 
@@ -51,17 +72,14 @@ def parse_grades(raw: Any, art: ArtifactDraft, where: str) -> dict[int, Grade]:
         try:
             g = parse_grade(v)
         except GritError as exc:
-            art.issue(IssueCode.GRIT_HEADER, f"{where}: grade {k} is invalid: {exc}")
+            art.add(GritGradeInvalid(None, where, k, str(exc)))
             continue
         gid = int(k, 16)
         if g.grade_id != gid:
-            art.issue(IssueCode.GRIT_HEADER,
-                      f"{where}: grade string {g.canonical} hashes to {g.grade_id:016x}, not "
-                      f"the id {k} it is filed under", expected=f"{g.grade_id:016x}", actual=k)
+            art.add(GritGradeIdMismatch(None, where, g.canonical, f"{g.grade_id:016x}", k))
             continue
         if g.canonical != v:
-            art.issue(IssueCode.NOTE, f"{where}: grade {k} is not written canonically "
-                      f"({v!r} -> {g.canonical!r})")
+            art.add(GradeNotCanonical(None, where, k, v, g.canonical))
         out[gid] = g
     return out
 
@@ -72,14 +90,12 @@ def parse_layouts(raw: Any, art: ArtifactDraft, where: str) -> dict[int, str]:
         try:
             node = parse_layout(v)
         except GritError as exc:
-            art.issue(IssueCode.GRIT_HEADER, f"{where}: layout {k} is invalid: {exc}")
+            art.add(GritLayoutInvalid(None, where, k, str(exc)))
             continue
         word = int(k, 16)
         hashed = expression_word(node.text)
         if hashed != word:
-            art.issue(IssueCode.GRIT_HEADER,
-                      f"{where}: layout expression {node.text!r} hashes to {hashed:016x}, "
-                      f"not {k}")
+            art.add(GritLayoutIdMismatch(None, where, node.text, f"{hashed:016x}", k))
             continue
         out[word] = node.text
     return out
@@ -95,19 +111,19 @@ def recover_safetensors(
     where = "__grit__"
     n_items = budgets.json_items(text, budgets.JSON_ITEMS.value)
     if n_items > budgets.JSON_ITEMS.value:
-        art.issue(IssueCode.GRIT_HEADER, budgets.JSON_ITEMS.exceeded("__grit__", n_items))
+        art.add(GritOverBudget(None, budgets.JSON_ITEMS.exceeded("__grit__", n_items)))
         return [], set()
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        art.issue(IssueCode.GRIT_HEADER, f"__grit__ is not JSON: {exc}")
+        art.add(GritNotJson(None, str(exc)))
         return [], set()
     if not isinstance(obj, dict) or obj.get("grit") != 1:
-        art.issue(IssueCode.GRIT_HEADER, "__grit__ must be an object with \"grit\": 1")
+        art.add(GritNotVersion1(None))
         return [], set()
     producer = obj.get("producer")
     if producer is not None and not isinstance(producer, str):
-        art.issue(IssueCode.GRIT_HEADER, "__grit__ producer must be a string")
+        art.add(GritProducerNotText(None))
         producer = None
     art.producer = producer
     extra = parse_grades(obj.get("grades"), art, where)
@@ -115,14 +131,14 @@ def recover_safetensors(
     layouts = parse_layouts(obj.get("layouts"), art, where)
     entries = obj.get("tensors")
     if not isinstance(entries, dict):
-        art.issue(IssueCode.GRIT_HEADER, "__grit__ has no 'tensors' object")
+        art.add(GritNoTensors(None))
         return [], set()
     if len(entries) > max(len(tensors), 1):
         # every logical tensor names at least one stored tensor of the file,
         # so more entries than stored tensors is a header built to cost time
-        art.issue(IssueCode.GRIT_HEADER, budgets.TENSORS_PER_FILE.exceeded(
+        art.add(GritTooManyEntries(None, budgets.TENSORS_PER_FILE.exceeded(
             f"__grit__ lists {len(entries):,} tensors for a file that stores {len(tensors):,};"
-            " the entry count"), budget=budgets.TENSORS_PER_FILE.name)
+            " the entry count"), budgets.TENSORS_PER_FILE.name))
         return [], set()
     out: list[QTensor] = []
     used: set[str] = set()
@@ -139,21 +155,18 @@ def recover_safetensors(
 def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTensor],
          reg: dict[int, Grade], layouts: dict[int, str], role: Any,
          declared: dict[str, Any] | None) -> QTensor | None:
-    def bad(msg: str, **kw: Any) -> None:
-        art.issue(IssueCode.GRIT_HEADER, f"__grit__ tensor {name!r}: {msg}", tensor=name, **kw)
-
     if not isinstance(ent, dict):
-        bad("entry is not an object")
+        art.add(GritEntryNotObject(name))
         return None
     try:
         d = desc_mod.from_hex(str(ent.get("desc", "")))
     except GritError as exc:
-        bad(f"desc: {exc}")
+        art.add(GritEntryDescInvalid(name, str(exc)))
         return None
     shape = ent.get("shape")
     why = budgets.shape_problem(shape, budgets.GRIT_SHAPE_RANK)
     if why:
-        bad(why)
+        art.add(GritEntryShapeBad(name, why))
         return None
     assert isinstance(shape, list)
     its_role = role(name)
@@ -163,7 +176,7 @@ def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTe
         if isinstance(digest, str) and _HEX32.fullmatch(digest):
             expected_digest = bytes.fromhex(digest)
         else:
-            bad("digest must be 32 hex digits")
+            art.add(GritEntryDigestBad(name))
 
     def made(payload: PlaneRef | None = None,
              planes: list[PlaneRef | None] | None = None) -> QTensor:
@@ -176,18 +189,18 @@ def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTe
         key = ent["payload"]
         st = tensors.get(key) if isinstance(key, str) else None
         if st is None:
-            bad(f"payload tensor {key!r} is not in the file")
+            art.add(GritEntryPartMissing(name, "payload", key))
             return made()
         if not _u8_1d(st):
-            bad(f"payload tensor {key!r} must be 1-D U8; it is {st.dtype} {list(st.shape)}")
+            art.add(GritEntryPartNotU8(name, "payload", key, st.dtype, list(st.shape)))
         return made(payload=PlaneRef(key, st.offset, st.available))
     planes = ent.get("planes")
     if not isinstance(planes, dict):
-        bad("needs 'planes' or 'payload'")
+        art.add(GritEntryNoPlanes(name))
         return made()
     unknown = set(planes) - set(PLANE_KEYS)
     if unknown:
-        bad(f"unknown plane names {sorted(unknown)}")
+        art.add(GritEntryPlaneNames(name, tuple(sorted(unknown))))
     refs: list[PlaneRef | None] = []
     for key in PLANE_KEYS:
         tname = planes.get(key)
@@ -196,11 +209,11 @@ def _one(art: ArtifactDraft, name: str, ent: Any, tensors: Mapping[str, StoredTe
             continue
         st = tensors.get(tname) if isinstance(tname, str) else None
         if st is None:
-            bad(f"{key} plane tensor {tname!r} is not in the file")
+            art.add(GritEntryPartMissing(name, f"{key} plane", tname))
             refs.append(None)
             continue
         if not _u8_1d(st):
-            bad(f"{key} plane tensor {tname!r} must be 1-D U8; it is {st.dtype} {list(st.shape)}")
+            art.add(GritEntryPartNotU8(name, f"{key} plane", tname, st.dtype, list(st.shape)))
         refs.append(PlaneRef(tname, st.offset, st.available))
     return made(planes=refs)
 

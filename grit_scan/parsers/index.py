@@ -20,7 +20,17 @@ from pathlib import PureWindowsPath
 from typing import Any, NamedTuple
 
 from ..artifact import Artifact, ArtifactDraft
-from ..issues import IssueCode
+from ..issues.file_unparseable import IndexNotObject, IndexNoWeightMap, OverBudget
+from ..issues.index_inconsistency import (
+    IndexMetadataNotObject,
+    InSeveralShards,
+    NotInIndex,
+    NotInShard,
+    PickleShard,
+)
+from ..issues.missing_shard import ShardMissing
+from ..issues.notes import TotalSizeDiffers, TotalSizeNotCount
+from ..issues.path_escape import IndexEscape
 from . import budgets
 
 _DRIVE = r"^[A-Za-z]:"  # compiled where first used (re's cache), not at import: start-up, issue 15
@@ -68,31 +78,29 @@ def share_shard_names(obj: Any) -> Any:
 def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
     """The weight_map (tensor -> shard) of a valid index, or None with issues."""
     if not isinstance(obj, dict):
-        art.issue(IssueCode.UNPARSEABLE, "an index must be a JSON object")
+        art.add(IndexNotObject(None))
         art.parsed = False
         return None
     wm = obj.get("weight_map")
     # JSON object keys are always strings; the values are tested by type in
     # one C-level pass (400,000 entries: issue 15)
     if not isinstance(wm, dict) or not set(map(type, wm.values())) <= {str}:
-        art.issue(IssueCode.UNPARSEABLE, "the index has no weight_map of tensor -> shard names")
+        art.add(IndexNoWeightMap(None))
         art.parsed = False
         return None
     meta = obj.get("metadata")
     if meta is not None and not isinstance(meta, dict):
-        art.issue(IssueCode.INDEX_INCONSISTENT, "the index's metadata is not an object")
+        art.add(IndexMetadataNotObject(None))
         meta = None
     ts = (meta or {}).get("total_size")
     if ts is not None:
         if isinstance(ts, int) and not isinstance(ts, bool) and ts >= 0:
             art.metadata["total_size"] = ts
         else:
-            art.issue(IssueCode.NOTE, f"index metadata.total_size {ts!r} is not a "
-                      "non-negative integer")
+            art.add(TotalSizeNotCount(None, ts))
     if len(wm) > budgets.INDEX_ENTRIES.value:
-        art.issue(IssueCode.UNPARSEABLE, budgets.INDEX_ENTRIES.exceeded("the weight_map",
-                                                                        len(wm)),
-                  budget=budgets.INDEX_ENTRIES.name)
+        art.add(OverBudget(None, budgets.INDEX_ENTRIES.exceeded("the weight_map", len(wm)),
+                           budgets.INDEX_ENTRIES.name))
         art.parsed = False
         return None
     if not any(escapes(shard) or shard.lower().endswith(CONFUSED_EXT)
@@ -104,15 +112,11 @@ def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
         why = escapes(shard)
         if why:
             if shard not in reported:
-                art.issue(IssueCode.PATH_ESCAPE,
-                          f"weight_map sends {tensor!r} to {shard!r}: {why} would leave the "
-                          "scanned directory; it was not opened", tensor=tensor, path=shard)
+                art.add(IndexEscape(tensor, shard, why))
                 reported.add(shard)
             continue
         if shard.lower().endswith(CONFUSED_EXT) and shard not in reported:
-            art.issue(IssueCode.INDEX_INCONSISTENT,
-                      f"a safetensors index names {shard!r}, a pickle-style file: extension "
-                      "confusion (loaders refuse it, hub#4033)", tensor=tensor, path=shard)
+            art.add(PickleShard(tensor, shard))
             reported.add(shard)
         good[tensor] = shard
     return good
@@ -161,10 +165,7 @@ def check_index(art: ArtifactDraft, weight_map: dict[str, str], shards: dict[str
         per_shard = Counter(weight_map.values())  # one pass: O(N), not O(N) per missing shard
         for s in missing:
             n = per_shard[s]
-            art.issue(IssueCode.MISSING_SHARD,
-                      f"shard {s!r} is named by {n} tensor(s) in the index but is not there "
-                      "(loaders that drop it silently leave garbage weights, sglang#32279)",
-                      path=s)
+            art.add(ShardMissing(None, s, n))
     total = sum(sum(sh.tensors_nbytes()) for sh in shards.values())
     if not missing and _exact(weight_map, shards, len(exists)):
         # every shard is here, parsed, and holds exactly the tensors the index
@@ -186,18 +187,11 @@ def check_index(art: ArtifactDraft, weight_map: dict[str, str], shards: dict[str
                     if shard in parsed and holder.get(tensor) != shard
                     and shard not in dups.get(tensor, ()))
     for tensor, shard in unheld:
-        art.issue(IssueCode.INDEX_INCONSISTENT,
-                  f"the index maps {tensor!r} to {shard!r}, whose header does not have it",
-                  tensor=tensor, path=shard)
+        art.add(NotInShard(tensor, shard))
     for tensor, where in sorted(dups.items()):
-        art.issue(IssueCode.INDEX_INCONSISTENT,
-                  f"tensor {tensor!r} is in {len(where)} shards ({', '.join(sorted(where))}):"
-                  " which copy a loader uses depends on its load order (vllm#54230)",
-                  tensor=tensor)
+        art.add(InSeveralShards(tensor, tuple(sorted(where))))
     for tensor in sorted(n for n in holder if n not in weight_map and n not in dups):
-        art.issue(IssueCode.INDEX_INCONSISTENT,
-                  f"tensor {tensor!r} in {holder[tensor]!r} is not in the index: loaders that "
-                  "go by the index never load it", tensor=tensor, path=holder[tensor])
+        art.add(NotInIndex(tensor, holder[tensor]))
     _total_size(art, total, bool(shards), missing)
     return False
 
@@ -228,5 +222,4 @@ def _exact(weight_map: dict[str, str], shards: dict[str, Artifact], named: int) 
 def _total_size(art: ArtifactDraft, total: int, any_shard: bool, missing: list[str]) -> None:
     ts = art.metadata.get("total_size")
     if isinstance(ts, int) and any_shard and not missing and total != ts:
-        art.issue(IssueCode.NOTE, f"index total_size is {ts:,} bytes; the shards' tensors "
-                  f"hold {total:,}", expected=total, actual=ts)
+        art.add(TotalSizeDiffers(None, total, ts))

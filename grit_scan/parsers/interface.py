@@ -22,7 +22,8 @@ from typing import ClassVar, NamedTuple, Protocol, TypeVar
 
 from ..artifact import Artifact, ArtifactDraft, Format, ReadError
 from ..codec.errors import GritError
-from ..issues import IssueCode
+from ..issues.file_unparseable import ChangedWhileRead, ParseFailed, Unreadable
+from ..issues.not_representable import UnsupportedFile
 from ..names import Declared
 from .fileio import ReadMeter
 
@@ -120,16 +121,16 @@ def read_checked(art: ArtifactDraft, source: ByteSource,
     except Unsupported as exc:
         # one clear line, not a structural finding: the file may be fine
         art.parsed = False
-        art.issue(IssueCode.NOT_REPRESENTABLE, str(exc), unsupported=True)
+        art.add(UnsupportedFile(None, str(exc)))
         return None
     except ParseError as exc:
         art.parsed = False
-        art.issue(IssueCode.UNPARSEABLE, str(exc))
+        art.add(ParseFailed(None, str(exc)))
         return None
     except ReadError as exc:
         art.parsed = False
-        art.issue(IssueCode.SKIPPED, str(exc))
+        art.add(Unreadable(None, str(exc)))
         return None
     if why:
-        art.issue(IssueCode.CHANGED, f"{why}; the numbers read from it cannot be trusted")
+        art.add(ChangedWhileRead(None, why, "the numbers read from it cannot be trusted"))
     return hdr

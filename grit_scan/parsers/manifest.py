@@ -36,7 +36,19 @@ from ..codec import base32
 from ..codec import descriptor as desc_mod
 from ..codec.errors import GritError, GritValueError
 from ..codec.fingerprint import gid
-from ..issues import IssueCode
+from ..issues.file_unparseable import (
+    ManifestDescInvalid,
+    ManifestDescNotText,
+    ManifestDigestBad,
+    ManifestEntryNoPath,
+    ManifestGidInvalid,
+    ManifestGidNotText,
+    ManifestShapeBad,
+    ManifestTensorNotObject,
+    NotAManifest,
+)
+from ..issues.missing_shard import ManifestFileGone
+from ..issues.path_escape import ManifestEscape
 from .configs import read_json
 from .fileio import ReadMeter
 from .index import escapes
@@ -56,8 +68,7 @@ def read_manifest(path: str, display: str, group: str,
         return art, listed
     if not isinstance(obj, dict) or obj.get("grit_manifest") != 1 or not isinstance(
             obj.get("artifacts"), list):
-        art.issue(IssueCode.UNPARSEABLE, "not a grit-manifest.json: expected {\"grit_manifest\":"
-                  " 1, \"artifacts\": [...]}")
+        art.add(NotAManifest(None))
         art.parsed = False
         return art, listed
     base = os.path.dirname(path)
@@ -67,18 +78,16 @@ def read_manifest(path: str, display: str, group: str,
     got: list[Recorded] = []  # per listed file with entries
     for ent in obj["artifacts"]:
         if not isinstance(ent, dict) or not isinstance(ent.get("path"), str):
-            art.issue(IssueCode.UNPARSEABLE, "a manifest artifact entry has no path")
+            art.add(ManifestEntryNoPath(None))
             continue
         rel = ent["path"]
         why = escapes(rel)
         if why:
-            art.issue(IssueCode.PATH_ESCAPE, f"manifest path {rel!r} is {why}: it would leave "
-                      "the manifest's directory; not opened", path=rel)
+            art.add(ManifestEscape(None, rel, why))
             continue
         listed.append(rel)
         if not os.path.isfile(os.path.join(base, rel)):
-            art.issue(IssueCode.MISSING_SHARD, f"{rel}: the manifest lists this file but it is "
-                      "gone", path=rel, manifest=True)
+            art.add(ManifestFileGone(None, rel))
         tensors = ent.get("tensors")
         if not isinstance(tensors, dict):
             continue
@@ -204,36 +213,34 @@ def _each(art: ArtifactDraft, rel: str, tensors: dict[str, Any],
 def _tensor(art: ArtifactDraft, rel: str, name: str, t: Any, notes: tuple[str, ...],
             memo: dict[tuple[str, str], Any]) -> QTensor | None:
     if not isinstance(t, dict):
-        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: entry is not an object", tensor=name)
+        art.add(ManifestTensorNotObject(name, rel))
         return None
     text = t.get("desc", "")
     if not isinstance(text, str):
-        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: desc: not a hex text", tensor=name)
+        art.add(ManifestDescNotText(name, rel))
         return None
     d = _decoded(memo, "desc", text, desc_mod.from_hex)
     if isinstance(d, GritError):
-        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: desc: {d}", tensor=name)
+        art.add(ManifestDescInvalid(name, rel, str(d)))
         return None
     shape: Any = t.get("shape")
     if not _shape_ok(shape):
-        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: bad shape", tensor=name)
+        art.add(ManifestShapeBad(name, rel))
         return None
     expected_gid = None
     g = t.get("gid")
     if isinstance(g, str):
         got = _decoded(memo, "gid", g, base32.decode)
         if isinstance(got, GritError):
-            art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: gid: {got}", tensor=name)
+            art.add(ManifestGidInvalid(name, rel, str(got)))
         else:
             expected_gid = got
     elif g is not None:  # absent or null: nothing recorded to compare
-        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: gid: not a base32 text",
-                  tensor=name)
+        art.add(ManifestGidNotText(name, rel))
     raw = t.get("digest")
     digest = _digest(raw)
     if digest is None and raw is not None:  # absent or null: none recorded
-        art.issue(IssueCode.UNPARSEABLE, f"{rel}::{name}: digest: not 32 hex digits",
-                  tensor=name)
+        art.add(ManifestDigestBad(name, rel))
     return QTensor(name, f"{rel}::{name}", tuple(shape), Source.MANIFEST, d, None, "manifest",
                    None, None, None, digest, expected_gid, NO_LAYOUTS, notes)
 

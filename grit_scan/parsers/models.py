@@ -29,7 +29,8 @@ from operator import add, itemgetter, methodcaller, ne
 from typing import TYPE_CHECKING
 
 from ..artifact import Artifact, Format, PlaneRef, PlaneSeq, QList, QTensor, TensorTable
-from ..issues import Issue, IssueCode, Reported
+from ..issues import Issue
+from ..issues.internal_error import InferenceRaised
 from ..names import Declared
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
@@ -119,12 +120,7 @@ def _contain(members: Sequence[Artifact], model: str, exc: Exception,
     if not members:
         return []
     first = members[0]
-    why = Reported(IssueCode.INTERNAL_ERROR,
-                f"internal error while inferring the conventions of model {model}: "
-                f"{type(exc).__name__}: {str(exc)[:500]} (other models are unaffected; "
-                "--debug shows the traceback)",
-                facts={"internal_error": True, "rule": "conventions",
-                       "exception": type(exc).__name__})
+    why = InferenceRaised(None, model, type(exc).__name__, str(exc)[:500])
     return [replace(first, issues=first.issues + (why,)), *members[1:]]
 
 

@@ -26,7 +26,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..artifact import Artifact, ArtifactDraft, Format, StoredTensor
-from ..issues import IssueCode
+from ..issues.grit_check import (
+    NpzHeaderBad,
+    NpzNoLocalHeader,
+    NpzObjectArray,
+    NpzSizeMismatch,
+    NpzTruncated,
+)
+from ..issues.notes import NpzColumnMajor, NpzNotArray, RawAsBfloat16
 from . import budgets
 from .interface import ByteSource, ParseError, ReadContext, Reader, Unsupported, read_checked
 
@@ -87,8 +94,7 @@ def _archive(source: ByteSource, art: ArtifactDraft) -> list[StoredTensor]:
     tensors.sort(key=lambda t: t.name)
     raw = sum(t.dtype == "BF16" for t in tensors)
     if raw:
-        art.issue(IssueCode.NOTE, f"{raw} member(s) of two raw bytes (descr <V2) read as "
-                  "bfloat16, as MLX and ml_dtypes store it (numpy has no bfloat16)")
+        art.add(RawAsBfloat16(None, raw))
     return tensors
 
 
@@ -129,44 +135,36 @@ def _members(source: ByteSource) -> list[zipfile.ZipInfo]:
 def _tensor(source: ByteSource, info: zipfile.ZipInfo, art: ArtifactDraft) -> StoredTensor | None:
     name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
 
-    def bad(msg: str) -> None:
-        art.issue(IssueCode.BAD_TENSOR, f"member {info.filename!r}: {msg}", tensor=name)
-
     if info.is_dir() or not info.filename.endswith(".npy"):
-        art.issue(IssueCode.NOTE, f"member {info.filename!r} is not a .npy array; not read")
+        art.add(NpzNotArray(None, info.filename))
         return None
     local = source.read_at(info.header_offset, LOCAL_HEADER.size)
     if len(local) < LOCAL_HEADER.size or local[:4] != ZIP_MAGIC:
-        bad(f"no local header at offset {info.header_offset}")
+        art.add(NpzNoLocalHeader(name, info.filename, info.header_offset))
         return None
     _, n_name, n_extra = LOCAL_HEADER.unpack(local)
     start = info.header_offset + LOCAL_HEADER.size + n_name + n_extra
     parsed = _npy_header(source.read_at(start, 12 + NPY_HEADER_MAX))
     if isinstance(parsed, str):
-        bad(parsed)
+        art.add(NpzHeaderBad(name, info.filename, parsed))
         return None
     descr, fortran, shape, header_len = parsed
     if descr.startswith("|O"):
-        bad("an object array: a pickle inside the archive, never loaded; not audited")
+        art.add(NpzObjectArray(name, info.filename))
         return None
     numel, width = 1, int(descr[2:]) if descr[2:].isdigit() else 0
     for d in shape:
         numel *= d
     nbytes = info.file_size - header_len
     if width and numel * width != nbytes:
-        bad(f"shape {list(shape)} x {descr} is {numel * width} bytes but the member "
-            f"holds {nbytes}")
+        art.add(NpzSizeMismatch(name, info.filename, list(shape), descr, numel * width, nbytes))
         return None
     if fortran and len(shape) > 1:
-        art.issue(IssueCode.NOTE, f"member {info.filename!r} is stored column-major "
-                  "(fortran_order): its bytes are the transpose of its shape", tensor=name)
+        art.add(NpzColumnMajor(name, info.filename))
     offset = start + header_len
     available = max(0, min(nbytes, source.size - offset))
     if available < nbytes:
-        art.issue(IssueCode.TRUNCATED,
-                  f"tensor {name!r} needs bytes up to file offset {offset + nbytes} but the "
-                  f"file ends at {source.size}: {available} of {nbytes} bytes present "
-                  "(truncated archive?)", tensor=name, expected=nbytes, actual=available)
+        art.add(NpzTruncated(name, offset + nbytes, source.size, nbytes, available))
     return StoredTensor(name, _DTYPES.get(descr, descr), shape, offset, nbytes, available)
 
 

@@ -31,7 +31,18 @@ from ..artifact import (
 )
 from ..codec.errors import GritError
 from ..issues import IssueCode
+from ..issues.file_unparseable import (
+    GritDescInvalid,
+    GritDigestBad,
+    GritKeyNoTensor,
+    GritNotI8,
+    GritShapeBad,
+    GritShapeMissing,
+    GritVersion,
+    Unreadable,
+)
 from ..issues.not_representable import NotRepresentable
+from ..issues.reference_loader import ReferenceOpens, ReferenceRefuses
 from ..names import Declared
 from . import budgets, gguf_tables, safetensors_reader
 from .fileio import SafeFile
@@ -107,7 +118,7 @@ def read_path(path: str, ctx: ReadContext | None = None, fmt: Format | None = No
     except ReadError as exc:
         art = ArtifactDraft(path=ctx.display, abs_path=ctx.abs_path,
                             format=fmt or Format.SAFETENSORS, parsed=False, group=ctx.group)
-        art.issue(IssueCode.SKIPPED, str(exc))
+        art.add(Unreadable(None, str(exc)))
         return art.finish()
 
 
@@ -134,10 +145,8 @@ def _ask_reference(art: ArtifactDraft, source: ByteSource) -> None:
 
     verdict = safetensors_verdict(source)
     if verdict is not None:
-        art.issue(IssueCode.REFERENCE,
-                  "the safetensors library opens this file" if verdict.opens
-                  else f"the safetensors library refuses this file: {verdict.error}",
-                  opens=verdict.opens, error=verdict.error)
+        art.add(ReferenceOpens(None, verdict.error) if verdict.opens
+                else ReferenceRefuses(None, verdict.error))
 
 
 def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
@@ -358,8 +367,7 @@ def _gguf_grit(art: ArtifactDraft, h: GgufHeader) -> dict[str, QTensor]:
     if not any(k.startswith("grit.") for k in kv):
         return {}
     if kv.get("grit.version") != 1:
-        art.issue(IssueCode.GRIT_HEADER, f"grit.version is {kv.get('grit.version')!r}; "
-                  "version 1 is expected")
+        art.add(GritVersion(None, kv.get("grit.version")))
     producer = kv.get("grit.producer")
     art.producer = producer if isinstance(producer, str) else None
     grades_raw = {k.removeprefix("grit.grade."): v for k, v in kv.items()
@@ -376,35 +384,31 @@ def _gguf_grit(art: ArtifactDraft, h: GgufHeader) -> dict[str, QTensor]:
         name = key.removeprefix("grit.desc.")
         st = by_name.get(name)
         if st is None:
-            art.issue(IssueCode.GRIT_HEADER, f"{key} names a tensor the file does not have",
-                      tensor=name)
+            art.add(GritKeyNoTensor(name, key))
             continue
         try:
             d = desc_mod.from_hex(str(val))
         except GritError as exc:
-            art.issue(IssueCode.GRIT_HEADER, f"{key}: {exc}", tensor=name)
+            art.add(GritDescInvalid(name, key, str(exc)))
             continue
         if h.types[name] not in (24,):  # I8 carries data ‖ scale0 ‖ scale1 ‖ aux
-            art.issue(IssueCode.GRIT_HEADER, f"{name}: a GRIT-native tensor is stored as I8; "
-                      f"this one is {type_name(h.types[name])}", tensor=name)
+            art.add(GritNotI8(name, type_name(h.types[name])))
         shape_v = kv.get(f"grit.shape.{name}")
         if isinstance(shape_v, gguf_reader.ArrayInfo) and shape_v.values is not None:
             why = budgets.shape_problem(list(shape_v.values), budgets.GRIT_SHAPE_RANK)
             if why:
-                art.issue(IssueCode.GRIT_HEADER, f"grit.shape.{name}: {why}", tensor=name)
+                art.add(GritShapeBad(name, why))
                 continue
             shape = tuple(int(x) for x in shape_v.values)
         else:
-            art.issue(IssueCode.GRIT_HEADER, f"{name}: grit.shape.{name} (the logical shape) "
-                      "is missing; the I8 payload length does not determine it", tensor=name)
+            art.add(GritShapeMissing(name))
             continue
         expected_digest = None
         dg = kv.get(f"grit.digest.{name}")
         if isinstance(dg, str) and re.fullmatch(_HEX32, dg):
             expected_digest = bytes.fromhex(dg)
         elif dg is not None:
-            art.issue(IssueCode.GRIT_HEADER, f"grit.digest.{name} is not 32 hex digits",
-                      tensor=name)
+            art.add(GritDigestBad(name))
         out[name] = QTensor(name=name, role=gguf_role(name), shape=shape,
                             source=Source.GGUF_KV, desc=d, grade=reg.get(d.grade_id),
                             convention="grit", layouts=layouts,

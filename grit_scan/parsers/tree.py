@@ -20,7 +20,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..artifact import Artifact, ArtifactDraft, Format, ReadError, ScanDraft, ScanInput
-from ..issues import Issue, IssueCode, Reported
+from ..issues import Issue
+from ..issues.file_unparseable import NotACheckpoint, NotRegularFile, PathMissing, Skipped
+from ..issues.internal_error import ReaderRaised
+from ..issues.path_escape import ManifestLinkEscape
 from ..names import Declared
 from . import budgets, configs, index, models, readers
 from .fileio import ReadMeter, SafeFile
@@ -141,13 +144,8 @@ class Walker:
 
     def skip(self, rel: str, why: str, kind: SkipKind | None = None, escape: bool = False,
              **detail: object) -> None:
-        det: dict[str, object] = {"path": self.disp(rel), **detail}
-        if kind is not None:
-            det["kind"] = kind.value
-        if escape:
-            det["escape"] = True
-        self.skipped.append(Reported(IssueCode.SKIPPED, f"{self.disp(rel)}: {why}",
-                                     facts=det))
+        self.skipped.append(Skipped(None, self.disp(rel), why,
+                                    kind.value if kind is not None else None, escape, detail))
 
     def outside_link(self, rel: str, name: str) -> None:
         """A symlink leaving the root: a path_escape only when a checkpoint
@@ -293,10 +291,7 @@ def contained_read(path: str, disp: str, fmt: Format, declared: Declared | None,
         if tracebacks is not None:
             tracebacks.append(traceback.format_exc())
         art = ArtifactDraft(path=disp, abs_path=path, format=fmt, parsed=False, group=group)
-        art.issue(IssueCode.INTERNAL_ERROR, f"internal error while reading this file: "
-                  f"{type(exc).__name__}: {str(exc)[:500]} (other files are unaffected; "
-                  "--debug shows the traceback)", internal_error=True, rule="reader",
-                  exception=type(exc).__name__)
+        art.add(ReaderRaised(None, type(exc).__name__, str(exc)[:500]))
         return art.finish()
 
 
@@ -369,8 +364,7 @@ def _read_dir(d: _Dir, scan: ScanDraft, group: str,
             if not inside(real):
                 # resolved before opening: a listed in-tree symlink to a file
                 # outside the scanned tree is reported, never read
-                man.issue(IssueCode.PATH_ESCAPE, f"manifest path {rel!r} resolves outside the "
-                          "scanned tree; not opened", path=rel)
+                man.add(ManifestLinkEscape(None, rel))
                 continue
             if real in read or not os.path.isfile(real):
                 continue
@@ -454,9 +448,7 @@ def collect(paths: list[str], deep: bool = False,
         try:
             st = os.stat(p)
         except OSError as exc:
-            scan.skipped.append(Reported(IssueCode.SKIPPED, f"{p}: {exc.strerror or exc}",
-                                         facts={"path": p, "missing": True,
-                                                "kind": SkipKind.MISSING.value}))
+            scan.skipped.append(PathMissing(None, p, str(exc.strerror or exc)))
             continue
         if stat.S_ISDIR(st.st_mode):
             w = Walker(p, scan.skipped, p)
@@ -469,10 +461,7 @@ def collect(paths: list[str], deep: bool = False,
         name = os.path.basename(p)
         d = _Dir(rel="")
         if not stat.S_ISREG(st.st_mode):
-            scan.skipped.append(Reported(IssueCode.SKIPPED, f"{p}: not a regular file (FIFO, "
-                                         "socket or device); skipped",
-                                         facts={"path": p,
-                                                "kind": SkipKind.NOT_REGULAR.value}))
+            scan.skipped.append(NotRegularFile(None, p))
             continue
         # a file named on the command line is followed once, here, as the
         # walk follows a link inside the root; SafeFile then opens the
@@ -497,9 +486,7 @@ def collect(paths: list[str], deep: bool = False,
             continue
         else:
             weights = unsupported_weights(name) or SkipKind.OTHER
-            scan.skipped.append(Reported(IssueCode.SKIPPED, f"{p}: neither safetensors, GGUF, an "
-                                         "index nor a manifest",
-                                         facts={"path": p, "kind": weights.value}))
+            scan.skipped.append(NotACheckpoint(None, p, weights.value))
             continue
         _read_dir(d, scan, os.path.dirname(p) or ".", meter=meter)
     # what a manifest recorded travels with the files' tensors (--deep

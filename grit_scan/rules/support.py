@@ -24,7 +24,14 @@ from operator import itemgetter
 from typing import TypeVar
 
 from ..artifact import Artifact, Format, QTensor, ScanInput, Source
-from ..issues import Issue, IssueCode, Reported
+from ..issues import Issue, IssueCode
+from ..issues.index_inconsistency import (
+    SplitCountsDisagree,
+    SplitPartOutside,
+    SplitPartRepeated,
+    SplitTensorCount,
+)
+from ..issues.missing_shard import SplitPartMissing
 from .finding import Finding
 from .registry import Rule, memoised
 
@@ -76,8 +83,8 @@ def _check_split(model: str, members: list[Artifact]) -> list[tuple[str, Issue]]
     head = numbers.get(0, [None])[0] or parsed[0]
     out: list[tuple[str, Issue]] = []
 
-    def issue(code: IssueCode, message: str, **detail: object) -> None:
-        out.append((head.path, Reported(code, message, None, detail)))
+    def issue(found: Issue) -> None:
+        out.append((head.path, found))
 
     # the model key is the split's display path without its part suffix; a
     # lone file that says it is a split keeps its name, less ".gguf", as the
@@ -86,34 +93,25 @@ def _check_split(model: str, members: list[Artifact]) -> list[tuple[str, Issue]]
     if base.lower().endswith(".gguf"):
         base = base[:-5]
     if len(counts) > 1:
-        issue(IssueCode.INDEX_INCONSISTENT,
-              f"the parts of split {base} disagree on split.count: {sorted(counts)}",
-              counts=sorted(counts))
+        issue(SplitCountsDisagree(None, base, tuple(sorted(counts))))
         return out
     n = next(iter(counts), None)
     if not isinstance(n, int) or n < 1:
         return out
     for no, parts in sorted(numbers.items()):
         if len(parts) > 1:
-            issue(IssueCode.INDEX_INCONSISTENT,
-                  f"split part {no + 1} of {base} appears {len(parts)} times: "
-                  + ", ".join(a.path for a in parts), paths=[a.path for a in parts])
+            issue(SplitPartRepeated(None, no + 1, base, tuple(a.path for a in parts)))
         if no >= n:
             for a in parts:
-                issue(IssueCode.INDEX_INCONSISTENT,
-                      f"{a.path} says it is part {no + 1} of a {n}-part split", path=a.path)
+                issue(SplitPartOutside(None, a.path, no + 1, n))
     missing = [k for k in range(n) if k not in numbers]
     for k in missing:
         name = f"{base}-{k + 1:05d}-of-{n:05d}.gguf"
-        issue(IssueCode.MISSING_SHARD,
-              f"split part {name} is missing: shard {head.path} says the model has {n} "
-              f"part(s) (split.count) and {len(numbers)} are here", path=name)
+        issue(SplitPartMissing(None, name, head.path, n, len(numbers)))
     want = head.metadata.get("split.tensors.count")
     have = sum(len(a.tensors) for a in parsed)
     if not missing and isinstance(want, int) and want != have:
-        issue(IssueCode.INDEX_INCONSISTENT,
-              f"split {base} records {want:,} tensors (split.tensors.count) but its parts "
-              f"hold {have:,}", expected=want, actual=have)
+        issue(SplitTensorCount(None, base, want, have))
     return out
 
 

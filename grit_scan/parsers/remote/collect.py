@@ -37,7 +37,14 @@ from functools import partial
 from typing import Any
 
 from ...artifact import Artifact, ArtifactDraft, Format, ScanDraft
-from ...issues import IssueCode, Reported
+from ...issues.file_unparseable import (
+    RemoteFailed,
+    RemoteGaveUp,
+    RemoteManifest,
+    RemoteReadRaised,
+)
+from ...issues.notes import SourceNote
+from ...issues.path_escape import RemoteListingEscape, UnsafeRemotePath
 from ...names import Declared
 from .. import configs, index, models, readers
 from ..interface import SNIFF_BYTES, ByteSource, ReadContext
@@ -89,7 +96,7 @@ def _kind(name: str) -> Format | None:
 
 def _failed(art: ArtifactDraft, exc: RemoteError) -> Artifact:
     art.parsed = False
-    art.issue(IssueCode.UNPARSEABLE, str(exc), url=exc.url, http_status=exc.status)
+    art.add(RemoteFailed(None, str(exc), exc.url, exc.status))
     return art.finish()
 
 
@@ -326,7 +333,7 @@ class _Reading:
             return None
         obj = configs.read_json_source(src, art)
         for note in getattr(src, "notes", ()):
-            art.issue(IssueCode.NOTE, f"{art.abs_path}: {note}")
+            art.add(SourceNote(None, art.abs_path, note))
         return obj
 
     def declared(self, d: str, cfgs: list[str], group: str
@@ -363,9 +370,7 @@ class _Reading:
                 return draft.finish()
             return _failed(draft, exc)
         except Exception as exc:  # noqa: BLE001 - containment: one file, never the scan
-            draft.issue(IssueCode.UNPARSEABLE, f"internal error while reading this file: "
-                        f"{type(exc).__name__}: {exc} (other files are unaffected)",
-                        internal_error=True)
+            draft.add(RemoteReadRaised(None, type(exc).__name__, str(exc)))
         return draft.finish()
 
     def directory(self, d: str, rels: list[str]) -> None:
@@ -407,10 +412,7 @@ class _Reading:
         index_shards: list[index.Indexed] = []
         for rel in rels:
             if kinds[rel] is Format.MANIFEST:
-                self.scan.skipped.append(Reported(
-                    IssueCode.SKIPPED, f"{self.tree.display(rel)}: manifests are read from "
-                    "local directories only; skipped",
-                    facts={"path": self.tree.display(rel)}))
+                self.scan.skipped.append(RemoteManifest(None, self.tree.display(rel)))
             if kinds[rel] is not Format.INDEX:
                 continue
             disp = self.tree.display(rel)
@@ -431,8 +433,7 @@ class _Reading:
 def _with_notes(src: ByteSource, art: Artifact) -> Artifact:
     """``art`` with a NOTE for each of its source's notes (the remote
     source's own remarks, known once it has been read)."""
-    notes = tuple(Reported(IssueCode.NOTE, f"{art.abs_path}: {note}")
-                  for note in getattr(src, "notes", ()))
+    notes = tuple(SourceNote(None, art.abs_path, note) for note in getattr(src, "notes", ()))
     return replace(art, issues=art.issues + notes) if notes else art
 
 
@@ -442,8 +443,7 @@ def read_tree(tree: RemoteTree, scan: ScanDraft,
         disp = tree.display(name)
         art = ArtifactDraft(path=disp, abs_path=disp, format=_kind(posixpath.basename(name))
                        or Format.SAFETENSORS, parsed=False, group=tree.group_root)
-        art.issue(IssueCode.PATH_ESCAPE, f"the listing of {tree.root} names {name!r}, "
-                  f"{why}: refused, never requested")
+        art.add(RemoteListingEscape(None, tree.root, name, why))
         scan.artifacts.append(art.finish())
     dirs: dict[str, list[str]] = {}
     for rel in tree.files:
@@ -463,9 +463,8 @@ def read_tree(tree: RemoteTree, scan: ScanDraft,
     if reading.not_requested:
         art = ArtifactDraft(path=tree.root, abs_path=tree.root, format=Format.SAFETENSORS,
                             parsed=False, group=tree.group_root)
-        art.issue(IssueCode.UNPARSEABLE, f"{tree.root}: {reading.failures} fetches failed, so "
-                  f"{reading.not_requested} more files were not requested (at most "
-                  f"{MAX_FAILED_FETCHES} failed fetches per remote root)")
+        art.add(RemoteGaveUp(None, tree.root, reading.failures, reading.not_requested,
+                             MAX_FAILED_FETCHES))
         scan.artifacts.append(art.finish())
 
 
@@ -599,7 +598,7 @@ def collect_url(url: str, scan: ScanDraft, opts: RemoteOptions | None = None,
         art = ArtifactDraft(path=shown, abs_path=shown, format=Format.SAFETENSORS, group=shown)
         if isinstance(exc, UnsafePath):
             art.parsed = False
-            art.issue(IssueCode.PATH_ESCAPE, str(exc))
+            art.add(UnsafeRemotePath(None, str(exc)))
             scan.artifacts.append(art.finish())
         else:
             scan.artifacts.append(_failed(art, exc))
