@@ -336,12 +336,9 @@ class GgufNotPacked(Issue):
 
 
 @dataclass(frozen=True, slots=True)
-class GgufTruncated(Issue):
-    """A GGUF tensor whose bytes run past the end of the file."""
+class _GgufSpan(Issue):
+    """A GGUF tensor whose bytes (``expected``) do not fit where they lie."""
 
-    CODE = IssueCode.TRUNCATED
-    TEXT = ("tensor {tensor!r} ({type} {dims}) needs {expected:,} bytes but the file ends "
-            "after {actual:,} (truncated file?)")
     DETAIL = ("expected", "actual")
     tensor: str
     type: str
@@ -351,18 +348,21 @@ class GgufTruncated(Issue):
 
 
 @dataclass(frozen=True, slots=True)
-class GgufOverlap(Issue):
+class GgufTruncated(_GgufSpan):
+    """A GGUF tensor whose bytes run past the end of the file."""
+
+    CODE = IssueCode.TRUNCATED
+    TEXT = ("tensor {tensor!r} ({type} {dims}) needs {expected:,} bytes but the file ends "
+            "after {actual:,} (truncated file?)")
+
+
+@dataclass(frozen=True, slots=True)
+class GgufOverlap(_GgufSpan):
     """A GGUF tensor whose bytes run into the next tensor's."""
 
     CODE = IssueCode.BAD_OFFSETS
     TEXT = ("tensor {tensor!r} ({type} {dims}) needs {expected:,} bytes but the next tensor "
             "starts after {actual:,}: the two overlap")
-    DETAIL = ("expected", "actual")
-    tensor: str
-    type: str
-    dims: list[int]
-    expected: int
-    actual: int
 
 
 # -- npz archives (parsers/npz_reader.py)
