@@ -259,9 +259,11 @@ class PlaneSeq(Sequence[PlaneRef | None]):
         ref = self[0] if len(self) else None
         return (True, ref.file) if ref is not None and ref.tensor else (False, None)
 
-    def localise(self, home: str) -> None:
-        """Planes in the file ``home`` lose their file reference (``file``
-        None: the artifact's own), as a list's PlaneRefs are edited."""
+    def localised(self, home: str) -> PlaneSeq:
+        """The same planes, those in the file ``home`` without their file
+        reference (``file`` None: the artifact's own), as ``_replace`` gives
+        a PlaneRef without it: a new sequence (or this one, when nothing
+        changes)."""
         raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
@@ -360,153 +362,36 @@ class Replays(Protocol):
 class QList(Sequence[QTensor]):
     """An artifact's quantised tensors, in order: QTensor objects, and
     tensors a ``Replays`` makes from one int, kept as two array entries and
-    made when asked for (each ask makes a new QTensor: edit one by putting
-    it back).  The rules and the JSON writer read the columns
-    (``units``, ``names``, ``roles``) instead of making every tensor.
+    made when asked for (each ask makes a new QTensor).  Immutable: a
+    ``QListBuilder`` fills one and ``build`` hands it over whole; a stage
+    that changes the tensors makes a new list.  The rules and the JSON
+    writer read the columns (``units``, ``names``, ``roles``) instead of
+    making every tensor.
 
-    Until the first replay is added the objects are a plain list
-    (``_kinds`` None).  Afterwards ``_kinds[i]`` is -1 for an object, which
-    is ``_objs[_vals[i]]``, else the index in ``_makers`` of the Replays
-    that makes tensor ``i`` from ``_vals[i]``."""
+    Without replays the objects are a plain list (``_kinds`` None).  With
+    them, ``_kinds[i]`` is -1 for an object, which is ``_objs[_vals[i]]``,
+    else the index in ``_makers`` of the Replays that makes tensor ``i``
+    from ``_vals[i]``.  ``_roles`` and ``_grouped`` are computed when first
+    asked for and kept (the tensors never change)."""
 
-    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_maker_ix", "home", "_roles",
-                 "_grouped")
+    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "home", "_roles", "_grouped")
 
-    def __init__(self, items: Iterable[QTensor] = ()) -> None:
+    def __init__(self, items: Iterable[QTensor] = (), home: str | None = None) -> None:
         self._objs: list[QTensor] = list(items)
         self._kinds: array[int] | None = None
         self._vals: array[int] | None = None
-        self._makers: list[Replays] = []
-        self._maker_ix: dict[Replays, int] = {}
+        self._makers: Sequence[Replays] = ()
         # the file of the artifact holding these tensors, for ``Replays.make``
-        self.home: str | None = None
+        self.home = home
         self._roles: list[str] | None = None
         self._grouped: dict[int, list[int]] | None = None
 
-    # --- building
-
-    def _to_columns(self) -> tuple[array[int], array[int]]:
-        if self._kinds is None or self._vals is None:
-            n = len(self._objs)
-            self._kinds, self._vals = array("i", [-1]) * n, array("q", range(n))
-        return self._kinds, self._vals
-
-    def append(self, q: QTensor) -> None:
-        self._roles = self._grouped = None
-        if self._kinds is not None and self._vals is not None:
-            self._kinds.append(-1)
-            self._vals.append(len(self._objs))
-        self._objs.append(q)
-
-    def replay(self, maker: Replays, g: int) -> None:
-        """Add the tensor ``maker`` makes from ``g``."""
-        k = self.maker_index(maker)
-        kinds, vals = self._to_columns()
-        kinds.append(k)
-        vals.append(g)
-        self._roles = self._grouped = None
-
-    def maker_index(self, maker: Replays) -> int:
-        """The index ``maker`` has among this list's Replays (given one if new)."""
-        k = self._maker_ix.get(maker)
-        if k is None:
-            k = self._maker_ix[maker] = len(self._makers)
-            self._makers.append(maker)
-        return k
-
-    def column_arrays(self) -> tuple[array[int], array[int]]:
-        """The two columns: appending ``maker_index(m)`` to the first and
-        ``g`` to the second adds ``m``'s tensor from ``g`` (parsers/
-        conventions.py adds 200,000 so, issue 15).  Nothing may be read from
-        the list while they are being added to."""
-        self._roles = self._grouped = None
-        return self._to_columns()
-
-    def pop(self) -> QTensor:
-        """Take the last tensor out."""
-        q = self[-1]
-        kinds, vals = self._kinds, self._vals
-        if kinds is None or vals is None:
-            self._objs.pop()
-        else:
-            if kinds.pop() < 0:
-                self._objs.pop()  # objects are in the order they are listed
-            vals.pop()
-        self._roles = self._grouped = None
-        return q
-
-    def add_replays(self, makers: Sequence[Replays], kinds: Iterable[int],
-                    vals: Iterable[int]) -> None:
-        """Add the tensor ``makers[k]`` makes from ``g`` for each (k, g) of
-        ``kinds`` and ``vals``."""
-        if not self:
-            self._objs, self._makers = [], list(makers)
-            self._maker_ix = {m: k for k, m in enumerate(self._makers)}
-            # arrays of the columns' types are taken as they are
-            self._kinds = kinds if isinstance(kinds, array) and kinds.typecode == "i" \
-                else array("i", kinds)
-            self._vals = vals if isinstance(vals, array) and vals.typecode == "q" \
-                else array("q", vals)
-            self._roles = self._grouped = None
-            return
-        for k, g in zip(kinds, vals):
-            self.replay(makers[k], g)
-
     @classmethod
-    def from_columns(cls, objs: list[QTensor], makers: Sequence[Replays], kinds: array[int],
-                     vals: array[int]) -> QList:
-        """The list whose tensor i is ``objs[vals[i]]`` where ``kinds[i]``
-        is -1, else ``makers[kinds[i]]``'s from ``vals[i]``; the objects
-        must be in ``objs`` in the order they are listed (``pop``)."""
-        out = cls()
-        if not makers:
-            out._objs = [objs[v] for v in vals]
-            return out
-        out._objs, out._makers = objs, list(makers)
-        out._maker_ix = {m: k for k, m in enumerate(out._makers)}
-        out._kinds, out._vals = kinds, vals
+    def _made(cls, objs: list[QTensor], kinds: array[int] | None, vals: array[int] | None,
+              makers: Sequence[Replays], home: str | None) -> QList:
+        out = cls((), home)
+        out._objs, out._kinds, out._vals, out._makers = objs, kinds, vals, tuple(makers)
         return out
-
-    def columns(self) -> tuple[Sequence[int], Sequence[int], Sequence[Replays]] | None:
-        """(kinds, vals, makers) when every tensor is a Replays' (else None):
-        tensor i is ``makers[kinds[i]]``'s from ``vals[i]``."""
-        kinds, vals = self._kinds, self._vals
-        if kinds is None or vals is None or -1 in kinds:
-            return None
-        return kinds, vals, self._makers
-
-    def extend(self, items: Iterable[QTensor]) -> None:
-        if not isinstance(items, QList):
-            if self._kinds is None:
-                self._objs.extend(items)  # objects only: a list's extend (a GGUF's 100k)
-                self._roles = self._grouped = None
-                return
-            for q in items:
-                self.append(q)
-            return
-        if items._kinds is None:
-            self.extend(items._objs)
-            return
-        assert items._vals is not None
-        if not self and (self.home == items.home or not items._makers):
-            self._objs, self._makers = list(items._objs), list(items._makers)
-            self._maker_ix = dict(items._maker_ix)
-            self._kinds, self._vals = array("i", items._kinds), array("q", items._vals)
-            self._roles = self._grouped = None
-            return
-        for i, (k, v) in enumerate(zip(items._kinds, items._vals)):
-            if k < 0:
-                self.append(items._objs[v])
-            elif items.home == self.home:
-                self.replay(items._makers[k], v)
-            else:
-                self.append(items[i])
-
-    def __setitem__(self, i: slice, items: Iterable[QTensor]) -> None:
-        objs = list(self)
-        objs[i] = items
-        self._objs, self._kinds, self._vals = objs, None, None
-        self._makers, self._maker_ix, self._roles, self._grouped = [], {}, None, None
 
     # --- reading
 
@@ -522,14 +407,10 @@ class QList(Sequence[QTensor]):
     def __getitem__(self, i: int | slice) -> QTensor | QList:
         kinds, vals = self._kinds, self._vals
         if isinstance(i, slice):
-            out = QList()
-            out.home = self.home
             if kinds is None or vals is None:
-                out._objs = self._objs[i]
-                return out
-            # the objects list is shared: a slice is read, not extended
-            out._objs, out._kinds, out._vals = self._objs, kinds[i], vals[i]
-            out._makers, out._maker_ix = list(self._makers), dict(self._maker_ix)
+                return QList(self._objs[i], self.home)
+            # the objects list is shared: neither list changes
+            out = QList._made(self._objs, kinds[i], vals[i], self._makers, self.home)
             out._roles = self._roles[i] if self._roles is not None else None
             return out
         if kinds is None or vals is None:
@@ -562,6 +443,14 @@ class QList(Sequence[QTensor]):
         """Some tensors are kept as a Replays and an int (not objects)."""
         return self._kinds is not None
 
+    def columns(self) -> tuple[Sequence[int], Sequence[int], Sequence[Replays]] | None:
+        """(kinds, vals, makers) when every tensor is a Replays' (else None):
+        tensor i is ``makers[kinds[i]]``'s from ``vals[i]``."""
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None or -1 in kinds:
+            return None
+        return kinds, vals, self._makers
+
     def units(self) -> list[tuple[QTensor, Sequence[int], Replays | None]]:
         """The tensors in groups, in order of each group's first tensor:
         every object alone, and the tensors of each Replays together, as
@@ -581,7 +470,7 @@ class QList(Sequence[QTensor]):
 
     def _groups(self) -> dict[int, list[int]]:
         """The positions of the tensors each Replays makes, by its index
-        (-1: the objects), ascending; kept until the tensors change."""
+        (-1: the objects), ascending; computed once."""
         if self._grouped is not None:
             return self._grouped
         kinds = self._kinds
@@ -649,8 +538,7 @@ class QList(Sequence[QTensor]):
         return [name_of[i] for i in idx]
 
     def roles(self) -> list[str]:
-        """Each tensor's role, in order (computed once, kept until the
-        tensors change)."""
+        """Each tensor's role, in order (computed once)."""
         if self._roles is None:
             self._roles = self._scatter(lambda m, gs: m.roles(gs), _ROLE_OF)
         return self._roles
@@ -704,6 +592,157 @@ class QList(Sequence[QTensor]):
         return ((objs[v], None, 0) if k < 0 else (None, makers[k], v)
                 for k, v in zip(kinds, vals))
 
+
+class QListBuilder:
+    """A ``QList`` while it is filled (a reader's draft, the conventions
+    engine, a model's shard): objects appended, Replays' tensors added as
+    two array entries each.  ``build`` gives the finished list, which
+    shares the builder's columns; the builder refuses any addition after
+    (``RuntimeError``), so a built list never changes."""
+
+    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_maker_ix", "home", "_built")
+
+    def __init__(self, items: Iterable[QTensor] = (), home: str | None = None) -> None:
+        self._objs: list[QTensor] = list(items)
+        self._kinds: array[int] | None = None
+        self._vals: array[int] | None = None
+        self._makers: list[Replays] = []
+        self._maker_ix: dict[Replays, int] = {}
+        # the file of the artifact the list is for (``QList.home``)
+        self.home = home
+        self._built = False
+
+    @classmethod
+    def from_columns(cls, objs: list[QTensor], makers: Sequence[Replays], kinds: array[int],
+                     vals: array[int]) -> QListBuilder:
+        """The builder holding tensor i as ``objs[vals[i]]`` where
+        ``kinds[i]`` is -1, else ``makers[kinds[i]]``'s from ``vals[i]``;
+        the objects must be in ``objs`` in the order they are listed."""
+        out = cls()
+        if not makers:
+            out._objs = [objs[v] for v in vals]
+            return out
+        out._objs, out._makers = objs, list(makers)
+        out._maker_ix = {m: k for k, m in enumerate(out._makers)}
+        out._kinds, out._vals = kinds, vals
+        return out
+
+    def build(self) -> QList:
+        """The finished list (the builder takes no more tensors)."""
+        self._built = True
+        return QList._made(self._objs, self._kinds, self._vals, self._makers, self.home)
+
+    def _open(self) -> None:
+        if self._built:
+            raise RuntimeError("this QList is built: it takes no more tensors")
+
+    def _to_columns(self) -> tuple[array[int], array[int]]:
+        self._open()
+        if self._kinds is None or self._vals is None:
+            n = len(self._objs)
+            self._kinds, self._vals = array("i", [-1]) * n, array("q", range(n))
+        return self._kinds, self._vals
+
+    def __len__(self) -> int:
+        return len(self._objs) if self._kinds is None else len(self._kinds)
+
+    def _now(self) -> QList:
+        # the tensors so far, read at once by the two methods below (the
+        # list shares the builder's columns, so it is never handed out)
+        return QList._made(self._objs, self._kinds, self._vals, self._makers, self.home)
+
+    def last(self) -> QTensor:
+        """The tensor added last."""
+        return self._now()[-1]
+
+    def names(self) -> list[str]:
+        """Each tensor's name so far, in order (``QList.names``)."""
+        return self._now().names()
+
+    def append(self, q: QTensor) -> None:
+        self._open()
+        if self._kinds is not None and self._vals is not None:
+            self._kinds.append(-1)
+            self._vals.append(len(self._objs))
+        self._objs.append(q)
+
+    def replay(self, maker: Replays, g: int) -> None:
+        """Add the tensor ``maker`` makes from ``g``."""
+        k = self.maker_index(maker)
+        kinds, vals = self._to_columns()
+        kinds.append(k)
+        vals.append(g)
+
+    def maker_index(self, maker: Replays) -> int:
+        """The index ``maker`` has among this list's Replays (given one if new)."""
+        self._open()
+        k = self._maker_ix.get(maker)
+        if k is None:
+            k = self._maker_ix[maker] = len(self._makers)
+            self._makers.append(maker)
+        return k
+
+    def column_arrays(self) -> tuple[array[int], array[int]]:
+        """The two columns: appending ``maker_index(m)`` to the first and
+        ``g`` to the second adds ``m``'s tensor from ``g`` (conventions/
+        engine.py adds 200,000 so)."""
+        return self._to_columns()
+
+    def pop(self) -> None:
+        """Take the last tensor out."""
+        self._open()
+        kinds, vals = self._kinds, self._vals
+        if kinds is None or vals is None:
+            self._objs.pop()
+        else:
+            if kinds.pop() < 0:
+                self._objs.pop()  # objects are in the order they are listed
+            vals.pop()
+
+    def add_replays(self, makers: Sequence[Replays], kinds: Iterable[int],
+                    vals: Iterable[int]) -> None:
+        """Add the tensor ``makers[k]`` makes from ``g`` for each (k, g) of
+        ``kinds`` and ``vals``."""
+        self._open()
+        if not len(self):
+            self._objs, self._makers = [], list(makers)
+            self._maker_ix = {m: k for k, m in enumerate(self._makers)}
+            # arrays of the columns' types are taken as they are
+            self._kinds = kinds if isinstance(kinds, array) and kinds.typecode == "i" \
+                else array("i", kinds)
+            self._vals = vals if isinstance(vals, array) and vals.typecode == "q" \
+                else array("q", vals)
+            return
+        for k, g in zip(kinds, vals):
+            self.replay(makers[k], g)
+
+    def extend(self, items: Iterable[QTensor]) -> None:
+        """Add ``items`` (a QList's replayed tensors stay replays when it
+        has this builder's home)."""
+        self._open()
+        if not isinstance(items, QList):
+            if self._kinds is None:
+                self._objs.extend(items)  # objects only: a list's extend (a GGUF's 100k)
+                return
+            for q in items:
+                self.append(q)
+            return
+        if items._kinds is None:
+            self.extend(items._objs)
+            return
+        assert items._vals is not None
+        if not len(self) and (self.home == items.home or not items._makers):
+            self._objs, self._makers = list(items._objs), list(items._makers)
+            self._maker_ix = {m: k for k, m in enumerate(self._makers)}
+            self._kinds, self._vals = array("i", items._kinds), array("q", items._vals)
+            return
+        for i, (k, v) in enumerate(zip(items._kinds, items._vals)):
+            if k < 0:
+                self.append(items._objs[v])
+            elif items.home == self.home:
+                self.replay(items._makers[k], v)
+            else:
+                self.append(items[i])
 
 
 class Recorded:
@@ -807,7 +846,7 @@ class Recorded:
     @staticmethod
     def columns(recs: Sequence[Recorded]) -> tuple[array[int], array[int]]:
         """The QList columns (kinds, vals) of every entry of ``recs``, in
-        order: ``QList.add_replays(recs, *Recorded.columns(recs))``."""
+        order: ``QListBuilder.add_replays(recs, *Recorded.columns(recs))``."""
         lens = list(map(len, recs))
         return (array("i", chain.from_iterable(map(repeat, range(len(recs)), lens))),
                 array("q", chain.from_iterable(map(range, lens))))
@@ -895,7 +934,7 @@ class ArtifactDraft:
     format: Format
     size: int = 0
     tensors: Sequence[StoredTensor] = field(default_factory=list)
-    quantized: QList = field(default_factory=QList)
+    quantized: QListBuilder = field(default_factory=QListBuilder)
     unquantized: dict[str, int] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
@@ -914,7 +953,8 @@ class ArtifactDraft:
         tensors = self.tensors
         return Artifact(self.path, self.abs_path, self.format, self.size,
                         tensors if isinstance(tensors, TensorTable) else tuple(tensors),
-                        self.quantized, self.unquantized, self.metadata, tuple(self.issues),
+                        self.quantized.build(), self.unquantized, self.metadata,
+                        tuple(self.issues),
                         self.producer, self.group, self.parsed, claimed=frozenset(self.claimed),
                         identity=self.identity)
 

@@ -46,7 +46,7 @@ def test_the_written_manifest_reads_as_json_loads(written: tuple[Path, dict[str,
 def _read(path: Path) -> tuple[list[Any], list[tuple[str, str]]]:
     with paused():
         art, _listed = manifest.read_manifest(str(path), str(path), "")
-    return list(art.quantized), [(str(i.code), i.message) for i in art.issues]
+    return list(art.quantized.build()), [(str(i.code), i.message) for i in art.issues]
 
 
 BREAKS = st.sampled_from([None, "desc", "desc-type", "desc-list", "shape", "shape-float",
@@ -261,12 +261,12 @@ def test_records_out_of_order_are_read_as_objects(written: tuple[Path, dict[str,
     file an entry is from).  Entries read one by one (Recorded.of_entries)
     are given back as the objects themselves, equal to those made from the
     columns."""
-    from grit_scan.artifact import Recorded
+    from grit_scan.artifact import QList, Recorded
 
     out, _doc = written
     with paused():
         art, _l = manifest.read_manifest(str(out), str(out), "")
-    q = art.quantized
+    q = art.quantized.build()
     recs = Recorded.entries(q)
     assert recs is not None and sum(map(len, recs)) == len(q) > 1
     assert Recorded.of(q) == recs
@@ -274,7 +274,7 @@ def test_records_out_of_order_are_read_as_objects(written: tuple[Path, dict[str,
     assert Recorded.entries(q[1:]) is None
     assert Recorded.entries(q[::-1]) is None
     objects = list(q)
-    q[:] = objects  # edited: objects now
+    q = QList(objects)  # made again as objects
     assert Recorded.entries(q) is None
     with pytest.raises(ValueError):
         Recorded.of(q)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grit_scan import conventions, scan
-from grit_scan.artifact import QList, QTensor, Source, plane_bytes
+from grit_scan.artifact import QList, QListBuilder, QTensor, Source, plane_bytes
 from grit_scan.parsers.roles import role_function
 from grit_scan.writers import Raw, write_safetensors
 
@@ -112,26 +112,37 @@ def test_straddling_module_lives_with_its_data(tmp_path: Path) -> None:
     assert scale.file.endswith("model-00002-of-00002.safetensors")
 
 
-def test_edits_and_list_behaviour(tmp_path: Path) -> None:
+def test_a_built_list_never_changes_and_behaves_as_a_list(tmp_path: Path) -> None:
     _sharded(tmp_path)
     a = next(a for a in scan([str(tmp_path)]).artifacts if a.quantized)
     qs = a.quantized
     made = list(qs)
     n = len(made)
-    last = qs.pop()
-    assert last == made[-1] and len(qs) == n - 1 and list(qs) == made[:-1]
+    # a builder that extends from a built list leaves the list as it was
+    more = QListBuilder(home=qs.home)
+    more.extend(qs)
+    more.pop()
     odd = QTensor("x.weight", "x.weight", (1,), Source.NONE)
-    qs.append(odd)
-    assert qs[-1] is odd and list(qs) == [*made[:-1], odd]
-    # an edit is made by putting the tensor back
-    qs[:] = [*made[:-1], odd]
-    assert not qs.columnar and qs == [*made[:-1], odd]
+    more.append(odd)
+    assert more.last() is odd and more.names() == [*(q.name for q in made[:-1]), "x.weight"]
+    grown = more.build()
+    assert len(qs) == n and list(qs) == made
+    assert grown[-1] is odd and list(grown) == [*made[:-1], odd]
+    # a built list takes nothing more, through its builder either
+    with pytest.raises(RuntimeError):
+        more.append(odd)
+    with pytest.raises(RuntimeError):
+        more.pop()
+    assert not hasattr(qs, "append") and not hasattr(qs, "__setitem__")
+    # a slice is a new list of the same tensors
+    assert list(qs[1:]) == made[1:] and len(qs) == n
     # a QList compares equal to the list of the same tensors
     assert QList([odd]) == [odd]
-    both = QList()
+    both = QListBuilder()
     both.extend(QList([odd]))
     both.extend([odd])
-    assert both == [odd, odd] and odd in both and both.count(odd) == 2
+    built = both.build()
+    assert built == [odd, odd] and odd in built and built.count(odd) == 2
 
 
 # --------------------------------------------------------------------- roles

@@ -11,7 +11,16 @@ from pathlib import Path
 import bench_trees
 import pytest
 
-from grit_scan.artifact import Artifact, Format, QList, QTensor, Recorded, ScanInput, Source
+from grit_scan.artifact import (
+    Artifact,
+    Format,
+    QList,
+    QListBuilder,
+    QTensor,
+    Recorded,
+    ScanInput,
+    Source,
+)
 from grit_scan.parsers import tree
 from grit_scan.rules import Kind, registry
 from grit_scan.rules.kinds import grit_check, inferred_descriptor, role_drift
@@ -40,8 +49,9 @@ def unshared(scan: ScanInput) -> ScanInput:
             # a manifest's entries stay one Recorded per listed file, as read
             recs = [Recorded.of_entries(r.rel, alone(map(r.entry, range(len(r)))))
                     for r in Recorded.of(a.quantized)]
-            qs = QList()
-            qs.add_replays(recs, *Recorded.columns(recs))
+            build = QListBuilder()
+            build.add_replays(recs, *Recorded.columns(recs))
+            qs = build.build()
         else:
             qs = QList(alone(a.quantized))
         arts.append(dataclasses.replace(a, quantized=qs))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from ..artifact import IssueLog, PlaneRef, QList, QTensor, Source, StoredTensor
+from ..artifact import IssueLog, PlaneRef, QListBuilder, QTensor, Source, StoredTensor
 from ..codec import descriptor as desc_mod
 from ..codec.grade import Grade
 from ..issues.not_representable import NotRepresentable
@@ -160,7 +160,7 @@ class Ctx:
     cols: Columns
     declared: Declared | None
     role: Callable[[str], str]
-    out: QList
+    out: QListBuilder
     used: bytearray  # 1 at the position of every tensor a convention consumed
     # the module being looked at: its parts' records and positions, by name
     tensors: dict[str, StoredTensor] = field(default_factory=dict)

@@ -21,6 +21,7 @@ from ..artifact import (
     PlaneRef,
     PlaneSeq,
     QList,
+    QListBuilder,
     QTensor,
     Source,
     StoredTensor,
@@ -128,9 +129,10 @@ class PlanPlanes(PlaneSeq):
     __slots__ = ("cols", "form", "g0", "home")
 
     def __init__(self, cols: Where, form: tuple[tuple[int, int] | None, ...],
-                 g0: int) -> None:
+                 g0: int, home: str | None = None) -> None:
         self.cols, self.form, self.g0 = cols, form, g0
-        self.home: str | None = None
+        # the file whose planes need no file reference (the artifact's own)
+        self.home = home
 
     def __len__(self) -> int:
         return len(self.form)
@@ -163,8 +165,10 @@ class PlanPlanes(PlaneSeq):
         av, g0 = self.cols.available, self.g0
         return [0 if p is None else av[g0 + p[0]] * p[1] for p in self.form]
 
-    def localise(self, home: str) -> None:
-        self.home = home
+    def localised(self, home: str) -> PlanPlanes:
+        if home == self.home:
+            return self
+        return PlanPlanes(self.cols, self.form, self.g0, home)
 
 
 def used_mask(cols: Columns, names: Iterable[str]) -> bytearray:
@@ -204,7 +208,7 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
         unused = used.translate(UNUSED)
         at, names = compress(range(len(cols)), unused), list(compress(cols.names, unused))
     modules = _group(names, at)
-    ctx = Ctx(log, cols, declared, role, QList(), used)
+    ctx = Ctx(log, cols, declared, role, QListBuilder(), used)
     # the signature of a module: its parts' suffixes, and their (dtype, shape)
     # pairs, each as the number of its first sight, in the parts' order (a
     # module listing them in another order is another signature)
@@ -271,7 +275,7 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
     if not set(counts) <= UNQUANTISED_FLOATS or any(
             map(_LOOKS_QUANTISED, compress(cols.names, unused))):
         _unclaimed(log, cols, unused)
-    return Inferred(ctx.out, log.issues, dict(counts))
+    return Inferred(ctx.out.build(), log.issues, dict(counts))
 
 
 # names producers give quantised data and scales (GPTQ/AWQ qweight, packed
@@ -463,8 +467,7 @@ class PlanReplays:
             row = self.rows[g]
             dist = self.dist
             planes = PlanPlanes(self.where, tuple(
-                None if f is None else (dist[row + f[0]], f[1]) for f in p.planes), g)
-            planes.home = home
+                None if f is None else (dist[row + f[0]], f[1]) for f in p.planes), g, home)
         return QTensor(self.where.names[self.at(g, p.part)] if p.part >= 0 else mod + p.tail,
                        self.role(mod) if role is None else role, p.shape, p.source, p.desc,
                        p.grade, p.convention, p.reason, planes=planes, notes=p.notes,
@@ -539,7 +542,7 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
         return _NOTHING
     if len(ctx.out) != n_out + 1 or len(extra) > 1:
         return None
-    q = ctx.out[-1]
+    q = ctx.out.last()
     issue: tuple[Callable[..., Issue], tuple[Any, ...]] | None = None
     if extra:
         # a not-representable module's issue: named by its QTensor (its
@@ -571,10 +574,11 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
     plan = _Plan(part, tail, tuple(planes) if planes is not None else None, used, q.shape,
                  q.source, q.desc, q.grade, q.convention, q.reason, tuple(q.notes), issue)
     # the same QTensor (and issue) again from the plan, field by field, else no plan
-    probe = Ctx(ctx.art, ctx.cols, ctx.declared, ctx.role, QList(), bytearray(len(ctx.used)))
+    probe = Ctx(ctx.art, ctx.cols, ctx.declared, ctx.role, QListBuilder(),
+                bytearray(len(ctx.used)))
     n = len(ctx.art.issues)
     plan.apply(probe, mod, gs)
-    again = probe.out[0]
+    again = probe.out.last()
     if ctx.art.issues[n:] != extra:
         return None
     del ctx.art.issues[n:]

@@ -265,10 +265,9 @@ def attach_expected(man: Artifact, files: Mapping[str, Artifact]) -> dict[str, A
     out: dict[str, Artifact] = {}
     for path, want in by_file.items():
         art = files[path]
-        qs = QList(replace(c, expected_digest=want[c.name])
-                   if c.name in want and c.expected_digest is None else c
-                   for c in art.quantized)
-        qs.home = art.quantized.home
+        qs = QList((replace(c, expected_digest=want[c.name])
+                    if c.name in want and c.expected_digest is None else c
+                    for c in art.quantized), art.quantized.home)
         out[path] = replace(art, quantized=qs)
     return out
 

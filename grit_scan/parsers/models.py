@@ -28,7 +28,16 @@ from itertools import accumulate, chain, compress, islice
 from operator import add, itemgetter, methodcaller, ne
 from typing import TYPE_CHECKING
 
-from ..artifact import Artifact, Format, PlaneRef, PlaneSeq, QList, QTensor, TensorTable
+from ..artifact import (
+    Artifact,
+    Format,
+    PlaneRef,
+    PlaneSeq,
+    QList,
+    QListBuilder,
+    QTensor,
+    TensorTable,
+)
 from ..issues import Issue
 from ..issues.internal_error import InferenceRaised
 from ..names import Declared
@@ -169,14 +178,13 @@ class _Added:
     __slots__ = ("quantized", "issues", "unquantized")
 
     def __init__(self, a: Artifact) -> None:
-        self.quantized = QList()
-        self.quantized.home = a.quantized.home
+        self.quantized = QListBuilder(home=a.quantized.home)
         self.quantized.extend(a.quantized)
         self.issues: list[Issue] = []
         self.unquantized: dict[str, int] = dict(a.unquantized)
 
     def record(self, a: Artifact) -> Artifact:
-        return replace(a, quantized=self.quantized, issues=a.issues + tuple(self.issues),
+        return replace(a, quantized=self.quantized.build(), issues=a.issues + tuple(self.issues),
                        unquantized=self.unquantized)
 
 
@@ -388,7 +396,7 @@ def _localise(q: QTensor, home: str) -> QTensor:
     (tests/test_qtensor_frozen.py holds it to replace's)."""
     planes = local = q.planes
     if isinstance(planes, PlaneSeq):
-        planes.localise(home)  # its PlaneRefs are built when asked
+        local = planes.localised(home)  # its PlaneRefs are built when asked
     elif planes is not None and any(p is not None and p.file == home for p in planes):
         local = [_here(p, home) for p in planes]
     payload = _here(q.payload, home)

@@ -23,7 +23,7 @@ from ..artifact import (
     ArtifactDraft,
     Format,
     PlaneRef,
-    QList,
+    QListBuilder,
     QTensor,
     ReadError,
     Source,
@@ -298,7 +298,7 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
             col_kinds.extend(map(maker_of.__getitem__, ks))
             col_vals.extend(range(start, end))
         start = end
-    art.quantized = QList.from_columns(objs, makers, col_kinds, col_vals)
+    art.quantized = QListBuilder.from_columns(objs, makers, col_kinds, col_vals)
     return art.finish()
 
 
