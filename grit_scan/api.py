@@ -460,7 +460,7 @@ def write_manifest(paths: Sequence[PathLike], out: PathLike, deep: bool = False,
     record or (without ``allow_findings``) a file to record has structural
     findings, GritValueError for a file outside the manifest's directory,
     ReadError when ``out`` cannot be written."""
-    from .parsers import manifest as manifest_mod  # here: a scan never writes one (issue 15)
+    from .parsers import manifest as manifest_mod  # here: a scan never writes one (start-up)
 
     report = scan(list(paths) or ["."], deep=False, jobs=1)
     base = os.path.realpath(os.path.dirname(os.path.abspath(out)))

@@ -1,5 +1,5 @@
 """The cyclic garbage collector, paused around work that allocates many
-small objects which live on (issue 15): importing typer and the command
+small objects which live on (docs/performance.md): importing typer and the command
 modules, reading headers into hundreds of thousands of records, writing a
 report while the whole model is alive.  Each filled generation would make
 the collector walk all of them again.  Restored as it was on exit, so a

@@ -83,7 +83,7 @@ class TensorTable(Sequence[StoredTensor]):
                  ranks: Sequence[int], offsets: Sequence[int], nbytes: Sequence[int],
                  available: Sequence[int]) -> None:
         # integers as int64 arrays: 8 bytes each, where a list holds a pointer
-        # and, above 256, a 32-byte int object (issue 15: memory per tensor)
+        # and, above 256, a 32-byte int object (performance: memory per tensor)
         self.names, self.dtypes = names, dtypes
         self._dims: Sequence[int] | None = _int64(dims)
         self.ranks = _bytes(ranks)
@@ -95,7 +95,7 @@ class TensorTable(Sequence[StoredTensor]):
 
     def shapes(self) -> list[tuple[int, ...]]:
         """Each tensor's shape; equal shapes are one tuple (a checkpoint
-        repeats a handful of shapes for every layer: issue 15, memory).
+        repeats a handful of shapes for every layer: docs/performance.md, memory).
         Built once and kept in place of the flat dimensions (a pointer a
         tensor where the dimensions took eight bytes each); not to be
         mutated."""
@@ -127,7 +127,7 @@ class TensorTable(Sequence[StoredTensor]):
     def release(self) -> None:
         """Drop the records built for inference; the columns stay.  A
         500-shard model would otherwise keep a record, a shape tuple and a
-        dict entry per tensor for the rest of the scan (issue 15: memory per
+        dict entry per tensor for the rest of the scan (performance: memory per
         stored tensor)."""
         self._rows = None
         self._by_name = None
@@ -159,7 +159,7 @@ class PlaneSeq(Sequence[PlaneRef | None]):
     """A quantised tensor's planes kept compactly, each PlaneRef built when
     it is asked for (conventions/engine.py keeps a replayed convention's
     planes as positions in the model's columns: a list and a PlaneRef per
-    plane was a third of a 500-shard FP8 model's peak memory, issue 15).
+    plane was a third of a 500-shard FP8 model's peak memory, docs/performance.md).
     It compares equal to the list of the same PlaneRefs.  Subclasses give
     ``__len__`` and ``__getitem__``."""
 
@@ -209,7 +209,7 @@ class Replays(Protocol):
     """Quantised tensors made the same way at many places of a model's
     columns (conventions/engine.py: a convention's plan replayed on every
     module of one signature), each named by one int, ``g``.  ``QList`` keeps
-    the int instead of a QTensor (issue 15: a QTensor, its role and its
+    the int instead of a QTensor (performance: a QTensor, its role and its
     planes were about 330 bytes and several microseconds per module)."""
 
     def make(self, g: int, home: str | None, role: str | None = None) -> QTensor:
@@ -630,7 +630,7 @@ class QListBuilder:
 class Recorded:
     """What a grit-manifest.json records for one listed file (RECONSTRUCTION
     §10), as columns: a Replays whose int is the entry's position.  A
-    manifest lists 25,000 entries (issue 15) that are compared by name and
+    manifest lists 25,000 entries (docs/performance.md) that are compared by name and
     gid (rules/kinds/gid_disagreement.py) and rarely looked at one by one,
     so no QTensor is made until one is asked for.
 

@@ -32,7 +32,7 @@ KEYS = ("select", "ignore", "fail-on", "exit-policy", "per-path-ignores")
 
 class PathIgnore(NamedTuple):
     """Findings of ``kinds`` on paths matching ``glob`` are not reported
-    (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
+    (a NamedTuple, not a frozen dataclass: every scan imports this module, docs/performance.md)."""
 
     glob: str  # fnmatch pattern, relative to the config file's directory, '/' separated
     kinds: frozenset[Kind]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .codec.errors import GritError
 
-if TYPE_CHECKING:  # annotations only: a float-only scan never loads the codec (issue 15)
+if TYPE_CHECKING:  # annotations only: a float-only scan never loads the codec (docs/performance.md)
     from .codec.descriptor import Descriptor
     from .codec.grade import Grade
 

@@ -200,7 +200,7 @@ def from_grade(
 
     Memoised, so the tensors of one convention share one (immutable)
     Descriptor object: every cache keyed on descriptors then hits by
-    identity instead of comparing 23 fields (issue 15).
+    identity instead of comparing 23 fields (docs/performance.md).
 
     placement_meta defaults to what the reference descriptors of A.4 carry:
     UNSPECIFIED without an aux plane, LINEAR_META for sparsity metadata,
@@ -234,7 +234,7 @@ def from_grade(
 @functools.lru_cache(maxsize=4096)
 def _pack(d: Descriptor) -> bytes:
     """The 64 bytes of a descriptor (§3.1).  Memoised: a scan packs the same
-    few descriptors for every tensor's JSON entry and gid (issue 15)."""
+    few descriptors for every tensor's JSON entry and gid (docs/performance.md)."""
     try:
         return _LAYOUT.pack(*(getattr(d, f) for f in FIELDS))
     except struct.error as exc:

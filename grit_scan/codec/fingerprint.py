@@ -44,7 +44,7 @@ def gid(grade: Grade | str, desc: Descriptor | bytes, shape: Sequence[int]) -> b
 @functools.lru_cache(maxsize=65536)
 def _gid_cached(canonical: str, desc: Descriptor, shape: tuple[int, ...]) -> bytes:
     """gid is a pure function of its operands; a scan asks for the same few
-    (grade, descriptor, shape) triples for thousands of tensors (issue 15)."""
+    (grade, descriptor, shape) triples for thousands of tensors (docs/performance.md)."""
     return gid_bytes(canonical, desc, shape)
 
 

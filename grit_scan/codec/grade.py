@@ -268,7 +268,7 @@ def parse_grade(text: str) -> Grade:
 @lru_cache(maxsize=1024)
 def _parse_grade(text: str) -> Grade:
     """parse_grade, memoised: a checkpoint's inferred tensors build the same
-    few grade strings hundreds of thousands of times (issue 15), and the
+    few grade strings hundreds of thousands of times (docs/performance.md), and the
     result is immutable.  A bad string raises every time (lru_cache keeps no
     exceptions)."""
     s = _WS.sub("", text).lower()  # rules 1 and 2

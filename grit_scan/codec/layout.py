@@ -260,7 +260,7 @@ class _Unbuilt(_Perm):
     """What a placement's permutation is when only its validity and its
     byte-level attributes were asked for (sizing, ``arrays=False``): a scan
     sizes planes but never moves units, and building the index arrays is
-    what imported numpy into every GGUF scan (issue 15)."""
+    what imported numpy into every GGUF scan (docs/performance.md)."""
 
 
 _UNBUILT = _Unbuilt()
@@ -284,7 +284,7 @@ def _build(node: Layout, rows: int, cols: int, ctx: tuple[int, int], attrs: _Att
     """The unit permutation of ``node`` and its byte-level attributes.  Every
     refusal comes before any array is built, so with ``arrays`` off the same
     expressions are refused with the same messages and the same attributes
-    are collected, without numpy (issue 15: sizing needs no permutation)."""
+    are collected, without numpy (performance: sizing needs no permutation)."""
     rank, ga = ctx
     n = rows * cols
     c = node.ctor
@@ -449,7 +449,7 @@ def plane_layouts(d: Descriptor, g: Geometry, layouts: Mapping[int, str] | None 
     """Resolve each present plane's placement into a unit permutation and
     byte-level attributes.  With ``arrays`` off the placements are checked
     and their attributes collected exactly as otherwise, but no permutation
-    is built (``_Unbuilt``): what sizing needs, without numpy (issue 15)."""
+    is built (``_Unbuilt``): what sizing needs, without numpy (docs/performance.md)."""
     words = (d.placement_data, d.placement_scale, d.placement_scale, d.placement_meta)
     ctx = (len(g.shape), g.group_axis)
     out: list[PlaneLayout | None] = []
@@ -509,7 +509,7 @@ def stored_sizes(d: Descriptor, shape: Sequence[int],
 
     Memoised on (descriptor, shape, layouts): a checkpoint's tensors share a
     handful of descriptors and shapes, and parsing layout expressions for
-    every plane of every tensor dominated a scan (issue 15)."""
+    every plane of every tensor dominated a scan (docs/performance.md)."""
     sizes, aos = _stored_sizes(d, tuple(shape), _layouts_key(layouts) if layouts else ())
     return list(sizes), aos
 
@@ -542,7 +542,7 @@ def _compute_stored_sizes(d: Descriptor, shape: Sequence[int],
                           layouts: Mapping[int, str] | None) -> tuple[list[int], bool]:
     g = geometry(d, shape)
     # sizes need the placements' validity and byte forms, not their unit
-    # permutations: a header-only scan never imports numpy (issue 15)
+    # permutations: a header-only scan never imports numpy (docs/performance.md)
     pls = plane_layouts(d, g, layouts, arrays=False)
     sizes = []
     for spec, pl in zip(g.planes, pls):

@@ -260,7 +260,7 @@ def _parse_text(text: str) -> Layout:
 
 
 # A file's tensors share a handful of layout texts, asked for once per plane
-# of every distinct (descriptor, shape): each parsed once (issue 15: a GGUF
+# of every distinct (descriptor, shape): each parsed once (performance: a GGUF
 # of 20,000 shapes parsed 80,000 times).  A Layout is immutable, and an
 # expression that does not parse raises each time (lru_cache keeps no
 # exception).  Only short texts are kept (ggml's longest is about 200

@@ -12,7 +12,7 @@ line, help included, to ``main``/``run`` here.
 
 # No ``from __future__ import annotations`` here: typer reads the commands'
 # signatures with typing.get_type_hints, which compiles every string
-# annotation (start-up, issue 15); these are evaluated once, at import.
+# annotation (start-up, docs/performance.md); these are evaluated once, at import.
 
 import gc
 import os
@@ -99,7 +99,7 @@ COMMAND_MODULES = ("scan_cmds", "sweep_cmd", "report_cmd", "show_cmd", "rule_cmd
 
 
 # COMMAND_OF (startup.py) names the module defining each command, so that
-# running one command imports only its module (start-up cost, issue 15).
+# running one command imports only its module (start-up cost, docs/performance.md).
 
 
 def register(only: str | None = None) -> None:
@@ -208,6 +208,6 @@ def run() -> None:
     signal.signal(signal.SIGINT, on_sigint)
     code = main()
     # What is still alive now lives until exit: frozen, it is skipped by the
-    # interpreter's last garbage collections at shutdown (start-up cost, issue 15)
+    # interpreter's last garbage collections at shutdown (start-up cost, docs/performance.md)
     gc.freeze()
     sys.exit(code)

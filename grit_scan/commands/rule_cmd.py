@@ -2,7 +2,7 @@
 
 # No ``from __future__ import annotations`` here: typer reads the commands'
 # signatures with typing.get_type_hints, which compiles every string
-# annotation (start-up, issue 15); these are evaluated once, at import.
+# annotation (start-up, docs/performance.md); these are evaluated once, at import.
 
 import typer
 

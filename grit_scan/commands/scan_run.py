@@ -159,7 +159,7 @@ def run_scan(paths: list[str] | None = None, deep: bool = False,
             return 0
     # The collector stays paused from the scan to the end of the report (api.scan
     # and render pause it each, and in between it would walk every object the
-    # scan made, once or twice: issue 15); the report is let go before it runs
+    # scan made, once or twice: docs/performance.md); the report is let go before it runs
     # again, so it finds only what outlives the command.
     with paused():
         code = _scan_and_emit(targets, fmt, exit_policy, statistics, output_file, deep,

@@ -16,7 +16,7 @@ summary and the exit code of the scan policy over all targets.
 
 # No ``from __future__ import annotations`` here: typer reads the commands'
 # signatures with typing.get_type_hints, which compiles every string
-# annotation (start-up, issue 15); these are evaluated once, at import.
+# annotation (start-up, docs/performance.md); these are evaluated once, at import.
 
 import json
 import sys

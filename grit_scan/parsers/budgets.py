@@ -19,7 +19,7 @@ from .. import names
 
 class Budget(NamedTuple):
     """One reader limit: its name, value, unit and why it covers real
-    checkpoints (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
+    checkpoints (a NamedTuple, not a frozen dataclass: every scan imports this module: start-up)."""
 
     name: str
     value: int

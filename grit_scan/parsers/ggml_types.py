@@ -130,7 +130,7 @@ NOT_REPRESENTABLE: dict[str, str] = {
 @functools.lru_cache(maxsize=1024)
 def type_name(code: int) -> str:
     # memoised (as block_size): an enum lookup per tensor was a visible part of
-    # reading a 100k-tensor GGUF (issue 15)
+    # reading a 100k-tensor GGUF (docs/performance.md)
     got = TYPES.get(code)
     if got is not None:
         return got[0]

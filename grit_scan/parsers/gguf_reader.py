@@ -109,7 +109,7 @@ class _Reader:
         """``n`` bytes at the cursor.  ``what`` names them in an error; with
         ``arg`` it is a ``str.format`` template, filled only when an error is
         raised (the tensor-info loop would otherwise build several labels per
-        tensor, issue 15)."""
+        tensor, docs/performance.md)."""
         off = self.pos - self.win_start
         if off < 0 or off + n > len(self.win):
             if n > self.remaining():
@@ -294,7 +294,7 @@ def read_header(f: ByteSource, art: ArtifactDraft) -> GgufHeader:
     memo: dict[object, Any] = {}  # one object per distinct shape or length
     i = 0
     while i < n_tensors:
-        # the entries the window holds whole, in one call (issue 15: a call
+        # the entries the window holds whole, in one call (performance: a call
         # per field was most of reading a 100k-tensor header); an entry it
         # stops at is read by _info, which names the problem or takes it
         off = r.pos - r.win_start
@@ -462,7 +462,7 @@ def _lay_out(h: GgufHeader, c: _Columns, size: int, art: ArtifactDraft) -> None:
     n = len(c.names)
     shapes = c.shapes
     # packed in order and inside the file, as ggml writes them: nothing to
-    # report, and each tensor holds all its bytes (issue 15: the loop in
+    # report, and each tensor holds all its bytes (performance: the loop in
     # _lay_out_each is ~1 us a tensor)
     starts: list[int] | None = _starts(c.offsets, c.nbytes, h.alignment, h.data_offset, size)
     available = c.nbytes

@@ -33,14 +33,14 @@ from ..issues.notes import TotalSizeDiffers, TotalSizeNotCount
 from ..issues.path_escape import IndexEscape
 from . import budgets
 
-_DRIVE = r"^[A-Za-z]:"  # compiled where first used (re's cache), not at import: start-up, issue 15
+_DRIVE = r"^[A-Za-z]:"  # compiled where first used (re's cache), not at import (start-up)
 CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 
 
 @functools.lru_cache(maxsize=8192)
 def escapes(rel: str) -> str | None:
     """Why a relative path from a manifest would leave its directory, or None.
-    Memoised: an index names a few hundred shards 400,000 times (issue 15)."""
+    Memoised: an index names a few hundred shards 400,000 times (docs/performance.md)."""
     if not rel:
         return "an empty path"
     if "\x00" in rel:
@@ -83,7 +83,7 @@ def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
         return None
     wm = obj.get("weight_map")
     # JSON object keys are always strings; the values are tested by type in
-    # one C-level pass (400,000 entries: issue 15)
+    # one C-level pass (400,000 entries: docs/performance.md)
     if not isinstance(wm, dict) or not set(map(type, wm.values())) <= {str}:
         art.add(IndexNoWeightMap(None))
         art.parsed = False
@@ -105,7 +105,7 @@ def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
         return None
     if not any(escapes(shard) or shard.lower().endswith(CONFUSED_EXT)
                for shard in set(wm.values())):
-        return wm  # the usual case: judged per distinct shard, the map not copied (issue 15)
+        return wm  # the usual case: judged per distinct shard, the map not copied (speed)
     good: dict[str, str] = {}
     reported: set[str] = set()
     for tensor, shard in wm.items():
@@ -127,8 +127,8 @@ class Indexed(NamedTuple):
     tensors to (sorted), and whether each of them is here, parsed, and holds
     exactly the tensors the index maps to it.  Then no tensor name is in two
     of them (the index maps a name to one shard), which parsers/models.py
-    need not check again (issue 15: 400,000 names).  A NamedTuple: every
-    scan imports this module (start-up, issue 15)."""
+    need not check again (performance: 400,000 names).  A NamedTuple: every
+    scan imports this module (start-up, docs/performance.md)."""
 
     shards: tuple[str, ...]
     exact: bool
@@ -142,7 +142,7 @@ def read_parsed(obj: Any, art: ArtifactDraft, names: Collection[str],
     shards it names go to ``art.metadata["shards"]``, and are returned (None:
     no usable weight map).  Callers drop ``obj`` afterwards: for 400,000
     entries it holds ~90 MB, and the model's conventions, inferred next, are
-    where a sharded scan peaks (issue 15)."""
+    where a sharded scan peaks (docs/performance.md)."""
     wm = parse_index(obj, art)
     if wm is None:
         return None
@@ -170,11 +170,11 @@ def check_index(art: ArtifactDraft, weight_map: dict[str, str], shards: dict[str
     if not missing and _exact(weight_map, shards, len(exists)):
         # every shard is here, parsed, and holds exactly the tensors the index
         # maps to it: nothing is unheld, duplicated or unindexed (checked per
-        # shard at C speed, no map of every tensor built: issue 15)
+        # shard at C speed, no map of every tensor built: docs/performance.md)
         _total_size(art, total, bool(shards), missing)
         return True
     # one pass over the shards' name columns and one over the entries; only
-    # the problems are sorted (issue 15: 400,000 entries, a few hundred shards)
+    # the problems are sorted (performance: 400,000 entries, a few hundred shards)
     holder: dict[str, str] = {}
     dups: dict[str, list[str]] = {}
     for sname, sh in shards.items():
@@ -204,7 +204,7 @@ def _exact(weight_map: dict[str, str], shards: dict[str, Artifact], named: int) 
     shard, are as many in all as the entries, each shard's entries are then
     exactly its names.  So no tensor is unheld, duplicated or missing from
     the index.  Each entry is looked up in its shard's own set of names, a
-    few hundred, not in the index's 400,000 (issue 15: memory locality)."""
+    few hundred, not in the index's 400,000 (performance: memory locality)."""
     if len(shards) != named:
         return False
     held: dict[str, set[str]] = {}

@@ -73,7 +73,7 @@ def read_manifest(path: str, display: str, group: str,
         return art, listed
     base = os.path.dirname(path)
     # descriptor and gid texts already decoded (a manifest repeats a few
-    # descriptors, and a gid per kind of tensor): 25,000 entries, issue 15
+    # descriptors, and a gid per kind of tensor): 25,000 entries, docs/performance.md
     memo: dict[tuple[str, str], Any] = {}
     got: list[Recorded] = []  # per listed file with entries
     for ent in obj["artifacts"]:
@@ -107,7 +107,7 @@ def _resolved(base: str, rels: list[str]) -> dict[str, str]:
     """``os.path.realpath(os.path.join(base, rel))`` for each of ``rels``.
     A plain file name that is not a symbolic link resolves to the resolved
     base joined with it, as realpath finds it: one lstat, not one per
-    component of the path (issue 15: a manifest lists hundreds of shards)."""
+    component of the path (performance: a manifest lists hundreds of shards)."""
     real_base = os.path.realpath(base)
     out = {}
     for rel in rels:

@@ -47,7 +47,7 @@ from .safetensors_reader import UNQUANTISED_FLOATS
 if TYPE_CHECKING:
     from ..conventions import Columns
 
-# patterns compiled where first used (re's cache), not at import: start-up, issue 15
+# patterns compiled where first used (re's cache), not at import: start-up, docs/performance.md
 _ST_SHARD = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$"
 _GGUF_SPLIT = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$"
 _HF_SNAPSHOT = (r"(?:^|/)models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/"
@@ -340,7 +340,7 @@ def _distribute(qs: QList, cols: Columns, homes: Sequence[_Added]) -> bool:
     """Give each shard of ``homes`` (by file number) the replayed tensors
     whose data plane it holds, as ``_home`` would, in a few C-level passes,
     when every tensor of ``qs`` is replayed and has a named data plane
-    (issue 15: a 500-shard model's 200,000 modules).  False: not done."""
+    (performance: a 500-shard model's 200,000 modules).  False: not done."""
     got = qs.columns()
     if got is None:
         return False

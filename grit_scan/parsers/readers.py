@@ -52,7 +52,7 @@ from .roles import gguf_role
 
 # The GGUF reader, the __grit__ header parser and the descriptor codec load
 # where a GGUF file or a GRIT header is read: a scan of float safetensors
-# never needs them (issue 15: start-up).
+# never needs them (performance: start-up).
 if TYPE_CHECKING:
     from ..codec.descriptor import Descriptor
     from ..codec.grade import Grade
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 GGUF_MAGIC = b"GGUF"  # gguf_reader.MAGIC, which tests/test_readers.py holds it to
 
-_HEX32 = r"[0-9a-fA-F]{32}"  # compiled where first used (re's cache): start-up, issue 15
+_HEX32 = r"[0-9a-fA-F]{32}"  # compiled where first used (re's cache): start-up, docs/performance.md
 
 
 class SafetensorsReader(Reader):
@@ -169,7 +169,7 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
             # nothing more in the file: conventions are inferred per model,
             # across its shards, once the files are grouped (parsers/models.py)
             return art.finish()
-        # records only for a GRIT header to be checked against (issue 15)
+        # records only for a GRIT header to be checked against (docs/performance.md)
         tensors: Mapping[str, StoredTensor] = table.by_name()
     else:
         tensors = hdr.tensors
@@ -186,12 +186,12 @@ def _read_safetensors(source: ByteSource, ctx: ReadContext) -> Artifact:
 @functools.lru_cache(maxsize=256)
 def _ggml_convention(type_name: str) -> str:
     """"ggml:Q4_K", one string object per type for all its tensors (a new
-    string per tensor was 58 bytes of each one's memory, issue 15)."""
+    string per tensor was 58 bytes of each one's memory, docs/performance.md)."""
     return f"ggml:{type_name}"
 
 
 # Every ggml-typed QTensor's notes: the empty tuple (QTensor.notes is a
-# tuple; a list per tensor was 56 bytes and a call each, issue 15).
+# tuple; a list per tensor was 56 bytes and a call each, docs/performance.md).
 _NO_NOTES: tuple[str, ...] = ()
 _GRIT = object()  # marks a tensor the grit.* keys describe (a run of its own)
 
@@ -205,7 +205,7 @@ class _GgmlTensors:
     (artifact.QList) whose int is a tensor's position in the file's table:
     what they share is held once, and a QTensor (with its role and payload
     PlaneRef) is made only when asked for.  The rules read the list's
-    columns (issue 15: a GGUF of 100,000 quantised tensors made 100,000
+    columns (performance: a GGUF of 100,000 quantised tensors made 100,000
     QTensors, then grouped them into kins one by one)."""
 
     __slots__ = ("shape", "shared", "names_", "offsets", "available")
@@ -260,7 +260,7 @@ def _read_gguf(source: ByteSource, ctx: ReadContext) -> Artifact:
     # What depends only on the ggml type and rank is built once per distinct
     # pair and shared by its tensors; the tensors of each mapped (type,
     # shape) are one _GgmlTensors, added to the list's columns a run at a
-    # time by C-level passes, with no QTensor made (issue 15: 100k-tensor
+    # time by C-level passes, with no QTensor made (performance: 100k-tensor
     # GGUFs).  Tensors the grit.* keys describe and ggml types without a
     # mapping are objects, made one by one.
     keys = list(zip(h.codes, table.ranks))

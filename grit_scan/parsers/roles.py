@@ -23,7 +23,7 @@ from typing import overload
 
 from . import budgets, gguf_tables
 
-_NUMBER = r"(?<=\.)\d+(?=\.|$)"  # compiled by _mapper, not at import (start-up, issue 15)
+_NUMBER = r"(?<=\.)\d+(?=\.|$)"  # compiled by _mapper, not at import (start-up)
 
 _ALIASES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
             "gpt_oss": "gpt-oss", "gpt-oss": "gpt-oss", "gemma": "gemma", "gemma2": "gemma2",
@@ -58,7 +58,7 @@ def role_function(model_type: str | None, n_layers: int | None) -> RoleMap:
     """A module/tensor name -> role mapper for one checkpoint (``n_layers``
     is accepted for callers but never sizes the map).  gguf's map is built
     when the first name is mapped: a model with nothing quantised never
-    asks, and never imports gguf (issue 15)."""
+    asks, and never imports gguf (docs/performance.md)."""
     return RoleMap(model_type)
 
 
@@ -95,7 +95,7 @@ class RoleMap:
     def many(self, modules: Sequence[str]) -> list[str]:
         """``list(map(self, modules))``, with the usual names (one layer
         number, no ``.weight`` or ``.bias`` to drop) mapped by C-level maps
-        (issue 15: one role per quantised module of a 400k-tensor tree)."""
+        (performance: one role per quantised module of a 400k-tensor tree)."""
         mapped = self._mapper()
         # a module ending in .weight or .bias (dropped first): found in one
         # pass over the names' lines (a line break in a name can only add a
@@ -110,7 +110,7 @@ class RoleMap:
 class _Mapped:
     """Module base name -> its role (the gguf tensor name + ".weight")
     through ``tmap`` (a gguf TensorNameMap for layer 0), or None.  Called
-    once per quantised module (issue 15: a 400k-tensor tree), so the usual
+    once per quantised module (performance: a 400k-tensor tree), so the usual
     path is a dict lookup, one regex search and a memoised lookup."""
 
     __slots__ = ("lookup", "known", "number", "around_zero")

@@ -58,7 +58,7 @@ DTYPE_BITS: dict[str, int] = {
 # models.py): a file or model of only these is counted, never inferred
 UNQUANTISED_FLOATS = frozenset({"F32", "F16", "BF16", "F64"})
 # each dtype name as one shared string: json.loads builds a new string for
-# every value, and a table keeps a dtype per tensor (issue 15: memory)
+# every value, and a table keeps a dtype per tensor (performance: memory)
 _DTYPE_NAME: dict[str, str] = {k: k for k in DTYPE_BITS}
 
 
@@ -211,7 +211,7 @@ def read_header(f: ByteSource, art: ArtifactDraft) -> Header:
 def _loads_plain(text: str, max_objects: int = MAX_TENSORS + 2) -> dict[str, Any] | None:
     """The header parsed without the per-object hook, when the text itself
     proves the hook would find nothing: no more objects than the budget,
-    and no duplicate key.  None: parse with the hook (issue 15: the hook is
+    and no duplicate key.  None: parse with the hook (performance: the hook is
     a Python call per tensor entry).
 
     Without a backslash every '"' delimits a string, so the text holds

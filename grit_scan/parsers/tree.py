@@ -300,7 +300,7 @@ def _parse_indexes(d: _Dir, group: str,
     """Each index of the directory and its parsed JSON (None if it has
     none), read before the shards: the JSON text is then freed before any
     shard is read, and only the parsed entries are alive beside the shards'
-    columns (issue 15: a 400,000-entry index is 35 MB of text, and parsing
+    columns (performance: a 400,000-entry index is 35 MB of text, and parsing
     it after the shards was a sharded scan's peak)."""
     out: list[tuple[ArtifactDraft, Any]] = []
     for path, disp in d.indexes:
@@ -344,7 +344,7 @@ def _read_dir(d: _Dir, scan: ScanDraft, group: str,
               models.assemble(shards, index_shards, declared, role, scan.tracebacks))
     read = {a.abs_path for a in scan.artifacts}
     for path, disp in d.manifests:
-        # here: the manifest reader loads the fingerprint codec (issue 15)
+        # here: the manifest reader loads the fingerprint codec (docs/performance.md)
         from .manifest import read_manifest
 
         man, listed = read_manifest(path, disp, group, meter)

@@ -36,7 +36,7 @@ def render(report: Report, fmt: OutputFormat, out: TextIO,
     pauses it while reading: the JSON writer holds per-tensor tuples a batch
     (and an artifact) at a time while the whole model is alive, and each
     time a generation filled the collector would walk the model's hundreds
-    of thousands of objects again (issue 15: a third of the writing)."""
+    of thousands of objects again (performance: a third of the writing)."""
     with paused():
         _render(report, fmt, out, options)
 

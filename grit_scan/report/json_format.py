@@ -21,7 +21,7 @@ from ..issues import IssueCode
 from ..rules.finding import Finding, Severity
 from ..rules.support import declared_mix
 
-if TYPE_CHECKING:  # the codec loads for a described tensor only (start-up, issue 15)
+if TYPE_CHECKING:  # the codec loads for a described tensor only (start-up, docs/performance.md)
     from ..codec.descriptor import Descriptor
     from ..codec.grade import Grade
 from .escape import has_surrogate, valid_text
@@ -190,7 +190,7 @@ def _identity_json(grade: Grade | None, desc: Descriptor | None,
     """The fields of a tensor record that follow from (grade, descriptor,
     shape) alone, memoised: a checkpoint's tensors share a few of them, and
     packing, hashing and base32-encoding each one again was a large part of
-    a --json run (issue 15)."""
+    a --json run (docs/performance.md)."""
     from ..codec.base32 import encode as b32
     from ..codec.fingerprint import gid
 
@@ -217,7 +217,7 @@ class _TensorText:
     indentation ``nl``, joined by ``sep``, as pieces to concatenate: the
     name and role, then the rest of the record, which is the same text for
     every tensor of one (grade, descriptor, shape, source, convention,
-    reason) and is kept per document (issue 15: one record per quantised
+    reason) and is kept per document (performance: one record per quantised
     tensor).  The rest is looked up once per run of consecutive tensors
     with equal such attributes (compared as tuples, so objects shared by a
     run compare by identity; the text is a function of their values), by
@@ -316,7 +316,7 @@ def _runs(keys: list[Any]) -> tuple[list[int], Iterator[int]]:
     """Where each run of equal consecutive ``keys`` starts, and its length,
     found at C speed (tuples compare their items by identity first): a
     file's tensors are a few long runs, which then cost no Python code per
-    tensor (issue 15)."""
+    tensor (docs/performance.md)."""
     if not keys:
         return [], iter(())
     starts = [0, *compress(range(1, len(keys)), map(ne, islice(keys, 1, None), keys))]
@@ -327,7 +327,7 @@ def artifact_summary(a: Artifact, lazy: bool = False) -> dict[str, Any]:
     grades: Counter[tuple[str, str | None, str]] = Counter()
     sources: Counter[str] = Counter()
     # counted per run of equal (grade, source, convention), then per
-    # (grade object, source object, convention), then named (issue 15); the
+    # (grade object, source object, convention), then named (docs/performance.md); the
     # names are a function of the values, and first-seen order is kept, so
     # ties sort as before
     qs = a.quantized

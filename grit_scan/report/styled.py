@@ -4,7 +4,7 @@
 prints them.  With colour on it is rich's Console, as before.  With colour
 off (a pipe, a file, CI, ``NO_COLOR``) rich would write the plain text and a
 newline, so the plain console does exactly that itself and rich is never
-imported: importing it costs more than scanning a small file (issue 15).
+imported: importing it costs more than scanning a small file (docs/performance.md).
 
 The plain console writes what rich writes, byte for byte:
 tests/test_startup.py compares them.  Where rich would change the text

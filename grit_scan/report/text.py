@@ -196,7 +196,7 @@ def render_statistics(report: Report, console: Console) -> None:
         console.print(t)
 
 
-_NUM = r"\d+"  # compiled where first used (re's cache): start-up, issue 15
+_NUM = r"\d+"  # compiled where first used (re's cache): start-up, docs/performance.md
 
 
 def _group_key(f: Finding) -> tuple[str, str]:

@@ -98,7 +98,7 @@ def plain(v: Any) -> Any:
     """A JSON-ready copy of a detail value (mappings, sequences, bytes as hex)."""
     t = type(v)
     if t is str or t is int or v is None:
-        return v  # the usual leaves, without the ABC checks below (issue 15)
+        return v  # the usual leaves, without the ABC checks below (docs/performance.md)
     if (t is list or t is tuple) and set(map(type, v)) <= _STR:
         return list(v)  # a list of names
     if isinstance(v, Mapping):

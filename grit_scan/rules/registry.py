@@ -60,7 +60,7 @@ class Rule:
 
 class RuleModule(NamedTuple):
     """A kind module: its rules, and its checks looked up when they run
-    (a NamedTuple, not a frozen dataclass: every scan imports this module, issue 15)."""
+    (a NamedTuple, not a frozen dataclass: every scan imports this module, docs/performance.md)."""
 
     module: ModuleType
     rules: tuple[Rule, ...]
@@ -162,7 +162,7 @@ def enabled_kinds(select: frozenset[Kind] | None,
 
 # What several rules ask of the same tensors (which of them are judged, their
 # identity, the role_drift findings artifact_drift also needs) is computed
-# once per Runner.run and dropped with it (issue 15): a context variable, so
+# once per Runner.run and dropped with it (docs/performance.md): a context variable, so
 # that nothing leaks from one scan into the next, nor between threads.
 # Entries are keyed by the id of the object they describe and hold that
 # object, so an id is never reused while its entry lives.

@@ -10,7 +10,7 @@
 * ``judged``: the tensors a descriptor rule may judge;
 * ``kins`` and ``positions``: an artifact's tensors grouped by everything
   the rules judge them by, so that a rule asks its question once per group
-  rather than once per tensor (issue 15).
+  rather than once per tensor (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def _object_kins(art: Artifact) -> list[Kin]:
 
 def kins(art: Artifact) -> list[Kin]:
     """The artifact's quantised tensors grouped into kins, in order of their
-    first tensor; computed once per rules run (issue 15: a 100,000-tensor
+    first tensor; computed once per rules run (performance: a 100,000-tensor
     GGUF is one kin, asked once instead of 100,000 times by each rule)."""
     if not art.quantized:
         return []
@@ -234,7 +234,7 @@ def positions(art: Artifact, keys: Callable[[QTensor], Iterable[K]]) -> dict[K, 
     ``keys`` must depend only on what a kin shares; it is asked once per kin.
     It must give no key to a grit-manifest.json's records, which are never
     ``judged`` (every caller's keys ask ``judged`` or a convention they
-    lack): a manifest is not grouped into kins at all (issue 15: 25,000
+    lack): a manifest is not grouped into kins at all (performance: 25,000
     records)."""
     if art.format is Format.MANIFEST:
         return {}
@@ -258,7 +258,7 @@ def per_tensor(art: Artifact, value: Callable[[Kin], V | None]) -> list[V | None
     return out
 
 
-# compiled where first used (re's cache), not at import: start-up, issue 15;
+# compiled where first used (re's cache), not at import: start-up, docs/performance.md;
 # their uses are memoised or per file
 _LAYER = r"(?<=\.)\d+(?=\.)|^\d+(?=\.)"
 _SPLIT = r"-\d{5}-of-\d{5}(?=\.gguf$)"
@@ -274,7 +274,7 @@ def family(role: str) -> str:
 
 def families(roles: Sequence[str]) -> list[str]:
     """``family`` of each of ``roles``, in one substitution over their
-    lines (issue 15: a per-tensor call was a tenth of an FP8 tree's rules),
+    lines (performance: a per-tensor call was a tenth of an FP8 tree's rules),
     or one at a time when a role holds a line break."""
     text = "\n".join(roles)
     if text.count("\n") != max(len(roles) - 1, 0):
@@ -365,7 +365,7 @@ def quant_family(members: Sequence[Artifact]) -> str | None:
     if not fams:
         return None
     elem, s0, s1, zp = fams.most_common(1)[0][0]
-    from ..codec.fmt import name as fmt_name  # here: a described tensor (start-up, issue 15)
+    from ..codec.fmt import name as fmt_name  # here: a described tensor (start-up)
 
     parts = [fmt_name(elem), fmt_name(s0)]
     if s1 >= 0:
@@ -400,7 +400,7 @@ def formats(q: QTensor) -> str | None:
     d = q.desc
     if d is None or q.reason is not None:
         return None
-    from ..codec.fmt import name as fmt_name  # here: a described tensor (start-up, issue 15)
+    from ..codec.fmt import name as fmt_name  # here: a described tensor (start-up)
 
     parts = [fmt_name(d.elem), fmt_name(d.scale0)]
     if d.n_levels > 1:

@@ -60,7 +60,7 @@ class _Fp8Plan:
 def _fp8_plan(wdt: str, sdt_name: str, wshape: tuple[int, ...], sshape: tuple[int, ...],
               key: str) -> _Fp8Plan:
     """What an FP8 weight and its scale are, from dtypes and shapes alone:
-    memoised, since every layer repeats a handful of them (issue 15)."""
+    memoised, since every layer repeats a handful of them (docs/performance.md)."""
     elem = "e4m3" if wdt == "F8_E4M3" else "e5m2"
     sdt = SCALE_TOKENS.get(sdt_name)
     if len(wshape) != 2 or sdt is None or 0 in wshape:  # an empty weight has no layout

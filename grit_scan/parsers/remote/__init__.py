@@ -42,7 +42,7 @@ from ...codec.errors import GritError
 __all__ = ["Budget", "MissingExtra", "Tab", "RemoteError", "RemoteOptions", "UnsafePath", "is_url",
            "redact", "scheme", "unsafe_path"]
 
-# compiled where first used (re's cache), not at import: start-up, issue 15
+# compiled where first used (re's cache), not at import: start-up, docs/performance.md
 _SCHEME = r"^([A-Za-z][A-Za-z0-9+.-]*)://"
 SPECULATIVE = 100_000  # the first read of a file (huggingface_hub reads 100 kB too)
 # A server that ignores Range sends the whole file: accepted when the whole

@@ -41,7 +41,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     for art in scan.artifacts:
         if art.path in drifting or declared_mix(art) or not art.format.is_checkpoint_file:
             continue
-        # asked once per kin (issue 15); the families only when there are two grades
+        # asked once per kin (docs/performance.md); the families only when there are two grades
         ks = [kin for kin in kins(art) if described(kin)]
         fams: dict[str, set[str]] = {kin.identity: set() for kin in ks}
         if len(fams) < 2:

@@ -74,7 +74,7 @@ ALGO_CONVENTIONS: dict[str, tuple[str, ...]] = {
 def _bits_group(q: QTensor) -> tuple[int | None, int | None]:
     if q.desc is None:
         return None, None
-    from ...codec import fmt  # here: a described tensor (start-up, issue 15)
+    from ...codec import fmt  # here: a described tensor (start-up, docs/performance.md)
 
     return fmt.unpack(q.desc.elem).width, q.desc.k0
 
@@ -168,7 +168,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
                 f"{len(arts)} file(s) is quantised (a stale or copied config?)", None,
                 {"declared": _public(dec), "quantized": 0}))
             continue
-        # the tensors each contradiction holds, per file: asked once per kin (issue 15)
+        # the tensors each contradiction holds, per file: asked once per kin (docs/performance.md)
         mism: dict[Contradiction, list[tuple[Artifact, Sequence[int]]]] = defaultdict(list)
         # what the refusals of not-representable conventions record of the bytes
         named: dict[Contradiction, list[tuple[Artifact, str]]] = defaultdict(list)

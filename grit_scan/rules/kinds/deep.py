@@ -28,7 +28,7 @@ from ..support import judged
 from .grit_check import check_tensor
 
 # The codec loads where --deep checks a tensor: every scan imports this
-# module for its RULES (start-up, issue 15).
+# module for its RULES (start-up, docs/performance.md).
 if TYPE_CHECKING:
     from ...codec.descriptor import Descriptor
     from ...codec.grade import Grade
@@ -111,7 +111,7 @@ def check_deep(art: Artifact, planes: PlaneReader) -> list[Finding]:
         if grades is not None:
             ready.append((q, grades))
     # The digests (almost all of --deep's time) first, several tensors at a
-    # time: each §6.5 digest is its own sequential stream (issue 15).
+    # time: each §6.5 digest is its own sequential stream (docs/performance.md).
     wanted = [q for q, _ in ready if q.expected_digest is not None]
     digests = dict(zip(map(id, wanted), planes.digests(wanted)))
     for q, grades in ready:

@@ -32,7 +32,7 @@ from ..support import (
 )
 
 # The codec loads where a described tensor is compared: every scan imports
-# this module for its RULE (start-up, issue 15); the explain codec only when
+# this module for its RULE (start-up, docs/performance.md); the explain codec only when
 # two descriptions are.
 if TYPE_CHECKING:
     from ...codec.explain import Explanation, Operand
@@ -174,7 +174,7 @@ def _disagreements(arts: Sequence[Artifact], why: str, sch: str, short: str
                    ) -> list[Finding]:
     if len({checkpoint_key(a) for a in arts}) < 2:
         # one model: a role it repeats is an index matter (below), so there is
-        # nothing to compare and no tensor need be visited (issue 15)
+        # nothing to compare and no tensor need be visited (docs/performance.md)
         return []
     # a role is compared between tensors of the same formats only: a tensor
     # of other formats (a recipe's Q6_K output.weight beside Q4_K) is
@@ -182,7 +182,7 @@ def _disagreements(arts: Sequence[Artifact], why: str, sch: str, short: str
     by_role: dict[tuple[str, str], dict[bytes, list[Member]]] = defaultdict(
         lambda: defaultdict(list))
     for a in arts:
-        # a gid and a scheme per kin, not per tensor (issue 15); the tensors in their order
+        # a gid and a scheme per kin, not per tensor (docs/performance.md); the tensors in their order
         for q, g in zip(a.quantized, per_tensor(a, _compared)):
             if g is not None:
                 by_role[(q.role, g[1])][g[0]].append((a, q))

@@ -26,7 +26,7 @@ from ..registry import Rule
 from ..support import issue_findings, judged, kins
 
 # The check and descriptor codec load where a quantised tensor is checked: a
-# scan of unquantised files never sizes a plane (start-up, issue 15).
+# scan of unquantised files never sizes a plane (start-up, docs/performance.md).
 if TYPE_CHECKING:
     from ...codec.check import CheckResult
     from ...codec.descriptor import Descriptor
@@ -161,17 +161,17 @@ def _truncated(art: Artifact, cut: set[str | None], logical: list[QTensor]) -> F
 def _suspects(art: Artifact) -> list[int]:
     """The positions of the tensors check_tensor may find something wrong
     with, ascending.  What check_tensor computes from the descriptor, shape,
-    grade and layouts is computed once per kin (issue 15); a tensor is then
+    grade and layouts is computed once per kin (docs/performance.md); a tensor is then
     cleared when its planes (or payload) have the lengths the kin's
     descriptor requires, which is check_tensor's usual case, where it finds
     nothing.  Every other tensor is checked by check_tensor itself."""
     qs = art.quantized
     if not qs or art.format is Format.MANIFEST:
         # a manifest's records have no bytes and are never judged
-        # (support.judged): not grouped into kins (issue 15: 25,000 records)
+        # (support.judged): not grouped into kins (performance: 25,000 records)
         return []
     # here, not at the top: a scan of unquantised files never sizes a plane
-    # (start-up, issue 15)
+    # (start-up, docs/performance.md)
     from ...codec.layout import stored_sizes
 
     out: list[int] = []
@@ -202,7 +202,7 @@ def _suspects(art: Artifact) -> list[int]:
 def _on_descriptor(d: Descriptor, shape: tuple[int, ...], grade: Grade | None) -> CheckResult:
     """grit_check steps 1-3 and the size equations on the descriptor alone
     (no bytes): a pure function of (descriptor, shape, grade), memoised since
-    a checkpoint's tensors share a handful of them (issue 15)."""
+    a checkpoint's tensors share a handful of them (docs/performance.md)."""
     from ...codec.check import grit_check
 
     return grit_check(d, list(shape), [-1, -1, -1, -1], 1, grades=_grades(grade))
@@ -252,7 +252,7 @@ def check_tensor(art: Artifact, q: QTensor, declared_bytes: Mapping[str, int]) -
     if q.planes is not None:
         actual = plane_bytes(q.planes)
         if actual == sizes:
-            return []  # the usual case: nothing else is computed (issue 15)
+            return []  # the usual case: nothing else is computed (docs/performance.md)
         short = _short_cause(art, [p.tensor for p in q.planes if p is not None and p.length <
                                    declared_bytes.get(p.tensor or "", 0)])
         if is_canonical(d):

@@ -38,7 +38,7 @@ def _inferred(q: QTensor) -> tuple[str, ...]:
 def check_file(art: Artifact) -> list[Finding]:
     qs = art.quantized
     out = []
-    # grouped once per kin, not per tensor (issue 15)
+    # grouped once per kin, not per tensor (docs/performance.md)
     for conv, idx in sorted(positions(art, _inferred).items()):
         names = qs.names_at(idx[:50])
         how = ("ggml's block struct" if conv.startswith("ggml:") else f"the {conv} convention")

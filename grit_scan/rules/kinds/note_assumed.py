@@ -38,10 +38,10 @@ def _assumed(q: QTensor) -> tuple[int, ...]:
 def check_file(art: Artifact) -> list[Finding]:
     qs = art.quantized
     out = []
-    # grouped once per kin, not per tensor (issue 15)
+    # grouped once per kin, not per tensor (docs/performance.md)
     for tag, idx in sorted(positions(art, _assumed).items()):
         names = qs.names_at(idx[:50])
-        from ...codec.descriptor import producer_tag  # here: start-up, issue 15
+        from ...codec.descriptor import producer_tag  # here: start-up, docs/performance.md
 
         who = art.producer if art.producer and producer_tag(art.producer) == tag else None
         label = f"{who} (tag {tag:#06x})" if who else (f"producer tag {tag:#06x}" if tag else

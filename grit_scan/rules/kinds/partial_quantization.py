@@ -34,7 +34,7 @@ Fix: quantise them, or add them to the ignore list.
 RULES = (RULE,)
 
 # compiled in check_file, where a quantised file is checked (re's cache), not
-# at import: every scan imports this module for its RULE (start-up, issue 15)
+# at import: every scan imports this module for its RULE (start-up, docs/performance.md)
 _LINEAR = r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$"
 _NEVER = r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)"
 
@@ -64,7 +64,7 @@ def check_file(a: Artifact) -> list[Finding]:
     from ...conventions import split_name
 
     never, linear = re.compile(_NEVER), re.compile(_LINEAR)
-    quantised_mods: set[str] | None = None  # built for the first candidate (issue 15)
+    quantised_mods: set[str] | None = None  # built for the first candidate (docs/performance.md)
     missing = []
     # the cheap column tests first: a name split_name gives the suffix .weight ends in it
     for name in _float_weights(a):

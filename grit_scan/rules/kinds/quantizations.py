@@ -56,7 +56,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
           if any(a.quantized for a in members)]
     parent = list(range(len(ms)))
     # a skeleton visits every tensor: built only for models of one repository
-    # that are compared (issue 15)
+    # that are compared (docs/performance.md)
     skeletons: dict[int, set[tuple[str, tuple[int, ...]]]] = {}
 
     def skeleton(i: int) -> set[tuple[str, tuple[int, ...]]]:

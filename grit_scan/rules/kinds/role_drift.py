@@ -61,7 +61,7 @@ class _Seen:
 
 def role_drift(arts: Sequence[Artifact]) -> list[Finding]:
     """Per checkpoint: a family with more than one grade.  artifact_drift asks
-    for it too: computed once per rules run (issue 15)."""
+    for it too: computed once per rules run (docs/performance.md)."""
     return list(memoised("role_drift", arts, lambda: _role_drift(arts)))
 
 
@@ -82,14 +82,14 @@ def _role_drift(arts: Sequence[Artifact]) -> list[Finding]:
     out = []
     for group, members in sorted(by_group.items()):
         # (format, family) -> identity -> what the finding needs: the count, the
-        # first file and up to five names (not a record per tensor: issue 15)
+        # first file and up to five names (not a record per tensor: docs/performance.md)
         fam: dict[tuple[str, str], dict[str, _Seen]] = {}
         members = [a for a in members if not declared_mix(a)]
         if len({kin.identity for a in members for kin in kins(a) if described(kin)}) < 2:
-            continue  # one identity in the checkpoint: no family carries two (issue 15)
+            continue  # one identity in the checkpoint: no family carries two (docs/performance.md)
         for a in members:
             fmt = a.format.value
-            # from the columns: no tensor is made (artifact.QList, issue 15)
+            # from the columns: no tensor is made (artifact.QList, docs/performance.md)
             qs = a.quantized
             for name, fa, ident in zip(qs.names(), families(qs.roles()),
                                        per_tensor(a, _identity)):

@@ -36,7 +36,7 @@ def _unregistered(q: QTensor) -> tuple[int, ...]:
 def check_file(art: Artifact) -> list[Finding]:
     qs = art.quantized
     out = []
-    # grouped once per kin, not per tensor (issue 15)
+    # grouped once per kin, not per tensor (docs/performance.md)
     for gid, idx in sorted(positions(art, _unregistered).items()):
         g = qs[idx[-1]].grade  # the last tensor's, as a per-tensor loop keeps it
         assert g is not None

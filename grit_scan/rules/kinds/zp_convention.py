@@ -111,7 +111,7 @@ CENTRE_TOLERANCE = 0.25
 
 def _gptq_positions(a: Artifact) -> Sequence[int]:
     """The positions in ``a.quantized`` of its GPTQ tensors (asked once per
-    kin, not per tensor: issue 15)."""
+    kin, not per tensor: docs/performance.md)."""
     return positions(a, lambda q: (True,) if q.convention == "gptq" else ()).get(True, ())
 
 
@@ -169,7 +169,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
 
 class Verdict(NamedTuple):
     """What the stored zero points settle (a NamedTuple, not a dataclass:
-    every scan imports this module for its RULES, issue 15)."""
+    every scan imports this module for its RULES, docs/performance.md)."""
 
     convention: str | None  # "v1", "v2", or None when the bytes do not settle it
     why: str
@@ -215,7 +215,7 @@ def _bits(a: Artifact, q: QTensor) -> int | None:
     """b: the descriptor's element width, else from the shapes: qzeros
     [groups, out·b/32] against scales [groups, out]."""
     if q.desc is not None:
-        from ...codec import fmt  # here: a described GPTQ tensor (start-up, issue 15)
+        from ...codec import fmt  # here: a described GPTQ tensor (start-up, docs/performance.md)
 
         return fmt.unpack(q.desc.elem).width
     if not q.planes or q.planes[1] is None or q.planes[3] is None:
