@@ -80,6 +80,7 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
          "tests/test_bench_conventions.py", "tests/test_models_positions.py",
          "tests/test_plan_planes.py", "tests/test_qtensor_frozen.py",
          "tests/test_models_contain.py", "tests/test_models_issue_homes.py",
+         "tests/test_models_objects.py",
          "tests/test_reliability.py::test_an_exception_in_convention_inference_is_contained",
          "tests/test_reliability.py::test_convention_error_lands_on_the_first_readable_shard"],
     ),
