@@ -2,7 +2,6 @@
 with typed fields, its message is its kind's template over those fields, and
 each finding kind owns the variants it reports."""
 
-import dataclasses
 import string
 from pathlib import Path
 
@@ -25,7 +24,7 @@ ALL = [(m, v) for m in issues.modules() for v in issues.variants(m)]
 def test_every_template_names_only_fields_of_its_variant():
     assert len(ALL) >= 15
     for _, v in ALL:
-        names = {f.name for f in dataclasses.fields(v)} | {
+        names = set(v.__struct_fields__) | {
             k for k in dir(v) if not k.startswith("_")}
         for _, field, _, _ in string.Formatter().parse(v.TEXT):
             if field is None:
@@ -47,7 +46,7 @@ def test_each_kind_owns_its_variants_and_codes():
             seen[code] = name
         for v in issues.variants(m):
             assert v.CODE in m.CODES, (name, v.__name__)
-            fields = [f.name for f in dataclasses.fields(v)]
+            fields = list(v.__struct_fields__)
             # a variant naming a tensor names it first: plans replay it (renamed)
             assert "tensor" not in fields or fields[0] == "tensor", v.__name__
     assert set(seen) == set(issues.IssueCode), set(issues.IssueCode) - set(seen)
@@ -55,8 +54,15 @@ def test_each_kind_owns_its_variants_and_codes():
 
 def test_a_variant_is_frozen_and_its_message_is_rendered_from_its_fields():
     iss = Fp8PerTensorSizes("m.weight", "F32", 131072, 4, 131071, 4)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         iss.data_have = 131072  # type: ignore[misc]
+    assert not hasattr(iss, "__dict__")  # slotted: no attribute beyond its fields
+    # compared and hashed by its fields, never equal to another variant's
+    assert iss == Fp8PerTensorSizes("m.weight", "F32", 131072, 4, 131071, 4)
+    assert hash(iss) == hash(Fp8PerTensorSizes("m.weight", "F32", 131072, 4, 131071, 4))
+    assert iss != Fp8PerTensorSizes("n.weight", "F32", 131072, 4, 131071, 4)
+    assert iss.renamed("n.weight") == Fp8PerTensorSizes("n.weight", "F32", 131072, 4, 131071,
+                                                         4)
     assert iss.code is issues.IssueCode.SIZE and iss.tensor == "m.weight"
     assert iss.message == ("m.weight: per-tensor FP8 holds one byte per element and one F32 "
                            "scale: 131,072 + 4 bytes; the file holds 131,071 + 4")
@@ -116,8 +122,7 @@ def test_findings_docs_list_each_kinds_messages():
         assert f"- {v.__name__}: `{v.TEXT}`" in text, v.__name__
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Refused(issues.Issue):
+class _Refused(issues.Issue, frozen=True):
     """A not-representable variant whose detail is built on each access."""
 
     CODE = issues.IssueCode.NOT_REPRESENTABLE

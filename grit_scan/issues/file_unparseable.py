@@ -4,8 +4,9 @@ be parsed or read at all (and the paths the walk skipped)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+import msgspec
 
 from . import LLAMA_CPP_REFUSES, Issue, IssueCode
 
@@ -15,8 +16,7 @@ CODES = (IssueCode.UNPARSEABLE, IssueCode.DUPLICATE, IssueCode.GRIT_HEADER, Issu
          IssueCode.SKIPPED)
 
 
-@dataclass(frozen=True, slots=True)
-class DuplicateTensor(Issue):
+class DuplicateTensor(Issue, frozen=True):
     """A safetensors header that lists a tensor twice."""
 
     CODE = IssueCode.DUPLICATE
@@ -26,8 +26,7 @@ class DuplicateTensor(Issue):
     tensor: str
 
 
-@dataclass(frozen=True, slots=True)
-class DuplicateKey(Issue):
+class DuplicateKey(Issue, frozen=True):
     """A key twice inside one header entry."""
 
     CODE = IssueCode.DUPLICATE
@@ -36,8 +35,7 @@ class DuplicateKey(Issue):
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class GgufNameTooLong(Issue):
+class GgufNameTooLong(Issue, frozen=True):
     """A GGUF tensor name of GGML_MAX_NAME bytes or more (the rest of the
     file is still read: only llama.cpp stops here)."""
 
@@ -57,8 +55,7 @@ class GgufNameTooLong(Issue):
         return len(self.tensor.encode())
 
 
-@dataclass(frozen=True, slots=True)
-class OverBudget(Issue):
+class OverBudget(Issue, frozen=True):
     """A file past one of the scan's budgets (``text`` is the budget's own
     sentence, parsers/budgets.py)."""
 
@@ -70,8 +67,7 @@ class OverBudget(Issue):
     budget: str
 
 
-@dataclass(frozen=True, slots=True)
-class IndexNotObject(Issue):
+class IndexNotObject(Issue, frozen=True):
     """An index whose JSON is not an object."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -79,8 +75,7 @@ class IndexNotObject(Issue):
     tensor: None
 
 
-@dataclass(frozen=True, slots=True)
-class IndexNoWeightMap(Issue):
+class IndexNoWeightMap(Issue, frozen=True):
     """An index without a weight_map of names to shard names."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -91,8 +86,7 @@ class IndexNoWeightMap(Issue):
 # -- grit-manifest.json (parsers/manifest.py)
 
 
-@dataclass(frozen=True, slots=True)
-class NotAManifest(Issue):
+class NotAManifest(Issue, frozen=True):
     """A grit-manifest.json that is not one."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -100,8 +94,7 @@ class NotAManifest(Issue):
     tensor: None
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestEntryNoPath(Issue):
+class ManifestEntryNoPath(Issue, frozen=True):
     """A manifest artifact entry without a path."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -109,8 +102,7 @@ class ManifestEntryNoPath(Issue):
     tensor: None
 
 
-@dataclass(frozen=True, slots=True)
-class _ManifestTensor(Issue):
+class _ManifestTensor(Issue, frozen=True):
     """A tensor entry of a manifest's file (``file::tensor``)."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -118,48 +110,40 @@ class _ManifestTensor(Issue):
     file: str
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestTensorNotObject(_ManifestTensor):
+class ManifestTensorNotObject(_ManifestTensor, frozen=True):
     TEXT = "{file}::{tensor}: entry is not an object"
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestDescNotText(_ManifestTensor):
+class ManifestDescNotText(_ManifestTensor, frozen=True):
     TEXT = "{file}::{tensor}: desc: not a hex text"
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestDescInvalid(_ManifestTensor):
+class ManifestDescInvalid(_ManifestTensor, frozen=True):
     TEXT = "{file}::{tensor}: desc: {error}"
     error: str  # the codec's refusal
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestShapeBad(_ManifestTensor):
+class ManifestShapeBad(_ManifestTensor, frozen=True):
     TEXT = "{file}::{tensor}: bad shape"
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestGidInvalid(_ManifestTensor):
+class ManifestGidInvalid(_ManifestTensor, frozen=True):
     TEXT = "{file}::{tensor}: gid: {error}"
     error: str  # the codec's refusal
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestGidNotText(_ManifestTensor):
+class ManifestGidNotText(_ManifestTensor, frozen=True):
     TEXT = "{file}::{tensor}: gid: not a base32 text"
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestDigestBad(_ManifestTensor):
+class ManifestDigestBad(_ManifestTensor, frozen=True):
     TEXT = "{file}::{tensor}: digest: not 32 hex digits"
 
 
 # -- what the format's parser or the file system refused (the error's own text)
 
 
-@dataclass(frozen=True, slots=True)
-class ParseFailed(Issue):
+class ParseFailed(Issue, frozen=True):
     """The format's parser refused the file (``error`` is its ParseError's
     text, written where the parser stopped)."""
 
@@ -169,8 +153,7 @@ class ParseFailed(Issue):
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class Unreadable(Issue):
+class Unreadable(Issue, frozen=True):
     """A file that could not be opened or read (its ReadError's text)."""
 
     CODE = IssueCode.SKIPPED
@@ -179,8 +162,7 @@ class Unreadable(Issue):
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class ChangedWhileRead(Issue):
+class ChangedWhileRead(Issue, frozen=True):
     """A file that changed while it was read (``why`` says how)."""
 
     CODE = IssueCode.CHANGED
@@ -193,8 +175,7 @@ class ChangedWhileRead(Issue):
 # -- paths the walk did not read (ScanInput.skipped)
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped(Issue):
+class Skipped(Issue, frozen=True):
     """A path the walk skipped: ``kind`` (parsers/skips.py ``SkipKind``)
     names the situation, ``why`` the walk's reason."""
 
@@ -205,7 +186,7 @@ class Skipped(Issue):
     why: str
     kind: str | None = None
     escape: bool = False
-    more: Mapping[str, Any] = field(default_factory=dict)
+    more: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
     @property
     def detail(self) -> Mapping[str, Any]:
@@ -217,8 +198,7 @@ class Skipped(Issue):
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class PathMissing(Issue):
+class PathMissing(Issue, frozen=True):
     """A path named on the command line that cannot be found or stat'ed."""
 
     CODE = IssueCode.SKIPPED
@@ -231,8 +211,7 @@ class PathMissing(Issue):
     kind: ClassVar[str] = "missing"
 
 
-@dataclass(frozen=True, slots=True)
-class NotRegularFile(Issue):
+class NotRegularFile(Issue, frozen=True):
     """A path named on the command line that is a FIFO, socket or device."""
 
     CODE = IssueCode.SKIPPED
@@ -243,8 +222,7 @@ class NotRegularFile(Issue):
     kind: ClassVar[str] = "not_regular"
 
 
-@dataclass(frozen=True, slots=True)
-class NotACheckpoint(Issue):
+class NotACheckpoint(Issue, frozen=True):
     """A file named on the command line that no reader reads."""
 
     CODE = IssueCode.SKIPPED
@@ -255,8 +233,7 @@ class NotACheckpoint(Issue):
     kind: str
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteManifest(Issue):
+class RemoteManifest(Issue, frozen=True):
     """A grit-manifest.json in a remote tree (read from local directories only)."""
 
     CODE = IssueCode.SKIPPED
@@ -269,8 +246,7 @@ class RemoteManifest(Issue):
 # -- remote files (parsers/remote/)
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteFailed(Issue):
+class RemoteFailed(Issue, frozen=True):
     """A remote file the server would not give (the error's text, which
     names the URL without its signature)."""
 
@@ -283,8 +259,7 @@ class RemoteFailed(Issue):
     http_status: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteReadRaised(Issue):
+class RemoteReadRaised(Issue, frozen=True):
     """An unexpected exception while reading one remote file."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -300,8 +275,7 @@ class RemoteReadRaised(Issue):
 # -- JSON files: configs, indexes (parsers/configs.py)
 
 
-@dataclass(frozen=True, slots=True)
-class InvalidJson(Issue):
+class InvalidJson(Issue, frozen=True):
     """A JSON file that does not parse (the parser's text)."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -310,8 +284,7 @@ class InvalidJson(Issue):
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class PatternRefused(Issue):
+class PatternRefused(Issue, frozen=True):
     """A config pattern the scan will not compile (``why`` names it and says
     why: names.py ``refused_patterns``)."""
 
@@ -324,8 +297,7 @@ class PatternRefused(Issue):
 # -- GRIT metadata in a GGUF's grit.* keys (parsers/readers.py)
 
 
-@dataclass(frozen=True, slots=True)
-class GritVersion(Issue):
+class GritVersion(Issue, frozen=True):
     """A grit.version other than 1."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -334,8 +306,7 @@ class GritVersion(Issue):
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
-class GritKeyNoTensor(Issue):
+class GritKeyNoTensor(Issue, frozen=True):
     """A grit.desc.* key for a tensor the file does not have."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -344,8 +315,7 @@ class GritKeyNoTensor(Issue):
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritDescInvalid(Issue):
+class GritDescInvalid(Issue, frozen=True):
     """A grit.desc.* value the codec refuses."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -355,8 +325,7 @@ class GritDescInvalid(Issue):
     error: str  # the codec's refusal
 
 
-@dataclass(frozen=True, slots=True)
-class GritNotI8(Issue):
+class GritNotI8(Issue, frozen=True):
     """A GRIT-native GGUF tensor not stored as I8."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -365,8 +334,7 @@ class GritNotI8(Issue):
     type: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritShapeBad(Issue):
+class GritShapeBad(Issue, frozen=True):
     """A grit.shape.* value that is no shape (``why``: budgets.shape_problem)."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -375,8 +343,7 @@ class GritShapeBad(Issue):
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritShapeMissing(Issue):
+class GritShapeMissing(Issue, frozen=True):
     """A GRIT-native GGUF tensor without its logical shape."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -385,8 +352,7 @@ class GritShapeMissing(Issue):
     tensor: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritDigestBad(Issue):
+class GritDigestBad(Issue, frozen=True):
     """A grit.digest.* value that is not 32 hex digits."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -398,8 +364,7 @@ class GritDigestBad(Issue):
 # header or key the map was read from)
 
 
-@dataclass(frozen=True, slots=True)
-class GritMapNotObject(Issue):
+class GritMapNotObject(Issue, frozen=True):
     """A grades or layouts map that is not an object."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -409,8 +374,7 @@ class GritMapNotObject(Issue):
     what: str  # grades | layouts
 
 
-@dataclass(frozen=True, slots=True)
-class GritMapEntryBad(Issue):
+class GritMapEntryBad(Issue, frozen=True):
     """A grades or layouts entry that is not '<16 hex>': '<string>'."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -421,8 +385,7 @@ class GritMapEntryBad(Issue):
     key: Any
 
 
-@dataclass(frozen=True, slots=True)
-class GritGradeInvalid(Issue):
+class GritGradeInvalid(Issue, frozen=True):
     """A grade string the codec refuses."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -433,8 +396,7 @@ class GritGradeInvalid(Issue):
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritGradeIdMismatch(Issue):
+class GritGradeIdMismatch(Issue, frozen=True):
     """A grade string filed under an id it does not hash to."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -448,8 +410,7 @@ class GritGradeIdMismatch(Issue):
     actual: str  # the id it is filed under
 
 
-@dataclass(frozen=True, slots=True)
-class GritLayoutInvalid(Issue):
+class GritLayoutInvalid(Issue, frozen=True):
     """A layout expression the codec refuses."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -460,8 +421,7 @@ class GritLayoutInvalid(Issue):
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritLayoutIdMismatch(Issue):
+class GritLayoutIdMismatch(Issue, frozen=True):
     """A layout expression filed under a word it does not hash to."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -473,8 +433,7 @@ class GritLayoutIdMismatch(Issue):
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritOverBudget(Issue):
+class GritOverBudget(Issue, frozen=True):
     """A __grit__ header past one of the scan's budgets (its sentence)."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -483,8 +442,7 @@ class GritOverBudget(Issue):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritTooManyEntries(Issue):
+class GritTooManyEntries(Issue, frozen=True):
     """More __grit__ entries than the file stores tensors (its budget's sentence)."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -495,72 +453,61 @@ class GritTooManyEntries(Issue):
     budget: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritNotJson(Issue):
+class GritNotJson(Issue, frozen=True):
     CODE = IssueCode.GRIT_HEADER
     TEXT = "__grit__ is not JSON: {error}"
     tensor: None
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritNotVersion1(Issue):
+class GritNotVersion1(Issue, frozen=True):
     CODE = IssueCode.GRIT_HEADER
     TEXT = '__grit__ must be an object with "grit": 1'
     tensor: None
 
 
-@dataclass(frozen=True, slots=True)
-class GritProducerNotText(Issue):
+class GritProducerNotText(Issue, frozen=True):
     CODE = IssueCode.GRIT_HEADER
     TEXT = "__grit__ producer must be a string"
     tensor: None
 
 
-@dataclass(frozen=True, slots=True)
-class GritNoTensors(Issue):
+class GritNoTensors(Issue, frozen=True):
     CODE = IssueCode.GRIT_HEADER
     TEXT = "__grit__ has no 'tensors' object"
     tensor: None
 
 
-@dataclass(frozen=True, slots=True)
-class _GritEntry(Issue):
+class _GritEntry(Issue, frozen=True):
     """A __grit__ tensor entry that does not describe its tensor."""
 
     CODE = IssueCode.GRIT_HEADER
     tensor: str
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryNotObject(_GritEntry):
+class GritEntryNotObject(_GritEntry, frozen=True):
     TEXT = "__grit__ tensor {tensor!r}: entry is not an object"
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryDescInvalid(_GritEntry):
+class GritEntryDescInvalid(_GritEntry, frozen=True):
     TEXT = "__grit__ tensor {tensor!r}: desc: {error}"
     error: str  # the codec's refusal
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryShapeBad(_GritEntry):
+class GritEntryShapeBad(_GritEntry, frozen=True):
     TEXT = "__grit__ tensor {tensor!r}: {why}"
     why: str  # budgets.shape_problem
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryDigestBad(_GritEntry):
+class GritEntryDigestBad(_GritEntry, frozen=True):
     TEXT = "__grit__ tensor {tensor!r}: digest must be 32 hex digits"
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryNoPlanes(_GritEntry):
+class GritEntryNoPlanes(_GritEntry, frozen=True):
     TEXT = "__grit__ tensor {tensor!r}: needs 'planes' or 'payload'"
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryPlaneNames(_GritEntry):
+class GritEntryPlaneNames(_GritEntry, frozen=True):
     TEXT = "__grit__ tensor {tensor!r}: unknown plane names {unknown}"
     names: tuple[str, ...]  # sorted
 
@@ -569,8 +516,7 @@ class GritEntryPlaneNames(_GritEntry):
         return list(self.names)
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryPartMissing(_GritEntry):
+class GritEntryPartMissing(_GritEntry, frozen=True):
     """A payload or plane tensor the entry names and the file lacks."""
 
     TEXT = "__grit__ tensor {tensor!r}: {part} tensor {stored!r} is not in the file"
@@ -578,8 +524,7 @@ class GritEntryPartMissing(_GritEntry):
     stored: Any
 
 
-@dataclass(frozen=True, slots=True)
-class GritEntryPartNotU8(_GritEntry):
+class GritEntryPartNotU8(_GritEntry, frozen=True):
     """A payload or plane tensor that is not 1-D U8."""
 
     TEXT = ("__grit__ tensor {tensor!r}: {part} tensor {stored!r} must be 1-D U8; it is "
@@ -590,8 +535,7 @@ class GritEntryPartNotU8(_GritEntry):
     dims: list[int]
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteGaveUp(Issue):
+class RemoteGaveUp(Issue, frozen=True):
     """A remote root whose failed fetches stopped the scan requesting more."""
 
     CODE = IssueCode.UNPARSEABLE

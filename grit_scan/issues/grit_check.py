@@ -3,7 +3,6 @@ that do not fit what the header or the convention says they hold."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from . import LLAMA_CPP_REFUSES, Issue, IssueCode, shape
@@ -14,8 +13,7 @@ CODES = (IssueCode.TRUNCATED, IssueCode.BAD_OFFSETS, IssueCode.BAD_TENSOR,
          IssueCode.SIZE)
 
 
-@dataclass(frozen=True, slots=True)
-class AwqGemvSizes(Issue):
+class AwqGemvSizes(Issue, frozen=True):
     """AWQ GEMV planes whose byte counts are not the padded ones."""
 
     CODE = IssueCode.SIZE
@@ -42,8 +40,7 @@ class AwqGemvSizes(Issue):
         return list(self.have)
 
 
-@dataclass(frozen=True, slots=True)
-class Nvfp4DataShape(Issue):
+class Nvfp4DataShape(Issue, frozen=True):
     """NVFP4 packed data that is not two-dimensional."""
 
     CODE = IssueCode.SIZE
@@ -57,8 +54,7 @@ class Nvfp4DataShape(Issue):
         return shape(self.dims)
 
 
-@dataclass(frozen=True, slots=True)
-class BitsandbytesSizes(Issue):
+class BitsandbytesSizes(Issue, frozen=True):
     """bitsandbytes 4-bit parts whose sizes do not fit (``why`` says how)."""
 
     CODE = IssueCode.SIZE
@@ -68,8 +64,7 @@ class BitsandbytesSizes(Issue):
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class PackedIntUnfit(Issue):
+class PackedIntUnfit(Issue, frozen=True):
     """qweight and scales that fit neither GPTQ nor AWQ packing."""
 
     CODE = IssueCode.SIZE
@@ -87,8 +82,7 @@ class PackedIntUnfit(Issue):
         return shape(self.scales_dims)
 
 
-@dataclass(frozen=True, slots=True)
-class Fp8PerTensorSizes(Issue):
+class Fp8PerTensorSizes(Issue, frozen=True):
     """Per-tensor FP8 whose weight or scale byte count is wrong."""
 
     CODE = IssueCode.SIZE
@@ -103,8 +97,7 @@ class Fp8PerTensorSizes(Issue):
     scale_have: int
 
 
-@dataclass(frozen=True, slots=True)
-class MxBlocksShape(Issue):
+class MxBlocksShape(Issue, frozen=True):
     """gpt-oss MXFP4 blocks whose last dimension is not 16 bytes."""
 
     CODE = IssueCode.SIZE
@@ -128,8 +121,7 @@ class MxBlocksShape(Issue):
 # -- a safetensors header entry that does not describe its bytes (parsers/safetensors_reader.py)
 
 
-@dataclass(frozen=True, slots=True)
-class EntryNotObject(Issue):
+class EntryNotObject(Issue, frozen=True):
     """A header entry that is not a JSON object."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -137,8 +129,7 @@ class EntryNotObject(Issue):
     tensor: str
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownDtype(Issue):
+class UnknownDtype(Issue, frozen=True):
     """A dtype the safetensors format does not define."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -153,8 +144,7 @@ class UnknownDtype(Issue):
         return ", ".join(self.names)
 
 
-@dataclass(frozen=True, slots=True)
-class ShapeNotList(Issue):
+class ShapeNotList(Issue, frozen=True):
     """A shape that is not a JSON list (shown cut to 200 characters)."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -164,8 +154,7 @@ class ShapeNotList(Issue):
     dims: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ShapeNotCounts(Issue):
+class ShapeNotCounts(Issue, frozen=True):
     """A shape list holding something other than a 64-bit count."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -175,8 +164,7 @@ class ShapeNotCounts(Issue):
     dims: list[Any]
 
 
-@dataclass(frozen=True, slots=True)
-class EntryOverBudget(Issue):
+class EntryOverBudget(Issue, frozen=True):
     """An entry past one of the scan's budgets (``text`` is the budget's own
     sentence, budgets.py)."""
 
@@ -188,8 +176,7 @@ class EntryOverBudget(Issue):
     budget: str
 
 
-@dataclass(frozen=True, slots=True)
-class ShapeOverflow(Issue):
+class ShapeOverflow(Issue, frozen=True):
     """A shape whose element count does not fit 64 bits."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -200,8 +187,7 @@ class ShapeOverflow(Issue):
     expected: ClassVar[str] = "< 2^64"
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetsNotPair(Issue):
+class OffsetsNotPair(Issue, frozen=True):
     """data_offsets that are not two 64-bit counts."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -211,8 +197,7 @@ class OffsetsNotPair(Issue):
     offsets: Any
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetsReversed(Issue):
+class OffsetsReversed(Issue, frozen=True):
     """data_offsets whose end is before their start."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -222,8 +207,7 @@ class OffsetsReversed(Issue):
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class PartialBytes(Issue):
+class PartialBytes(Issue, frozen=True):
     """A tensor whose values do not fill a whole number of bytes."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -235,8 +219,7 @@ class PartialBytes(Issue):
     bits: int
 
 
-@dataclass(frozen=True, slots=True)
-class SpanNotShape(Issue):
+class SpanNotShape(Issue, frozen=True):
     """data_offsets whose span is not the shape times the dtype's width."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -253,8 +236,7 @@ class SpanNotShape(Issue):
 # -- the data region: gaps, overlaps, truncation, trailing bytes (safetensors and GGUF)
 
 
-@dataclass(frozen=True, slots=True)
-class Gap(Issue):
+class Gap(Issue, frozen=True):
     """Bytes before a tensor that belong to no tensor."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -270,8 +252,7 @@ class Gap(Issue):
         return self.actual - self.expected
 
 
-@dataclass(frozen=True, slots=True)
-class Overlap(Issue):
+class Overlap(Issue, frozen=True):
     """A tensor that starts inside the one before it."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -283,8 +264,7 @@ class Overlap(Issue):
     actual: int
 
 
-@dataclass(frozen=True, slots=True)
-class Truncated(Issue):
+class Truncated(Issue, frozen=True):
     """A safetensors tensor whose bytes run past the end of the data region."""
 
     CODE = IssueCode.TRUNCATED
@@ -305,8 +285,7 @@ class Truncated(Issue):
         return max(0, self.region - self.start)
 
 
-@dataclass(frozen=True, slots=True)
-class Trailing(Issue):
+class Trailing(Issue, frozen=True):
     """Bytes after the last tensor that belong to no tensor."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -322,8 +301,7 @@ class Trailing(Issue):
         return self.actual - self.expected
 
 
-@dataclass(frozen=True, slots=True)
-class GgufNotPacked(Issue):
+class GgufNotPacked(Issue, frozen=True):
     """A GGUF tensor that does not start where ggml's packing puts it."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -335,8 +313,7 @@ class GgufNotPacked(Issue):
     actual: int
 
 
-@dataclass(frozen=True, slots=True)
-class _GgufSpan(Issue):
+class _GgufSpan(Issue, frozen=True):
     """A GGUF tensor whose bytes (``expected``) do not fit where they lie."""
 
     DETAIL = ("expected", "actual")
@@ -347,8 +324,7 @@ class _GgufSpan(Issue):
     actual: int
 
 
-@dataclass(frozen=True, slots=True)
-class GgufTruncated(_GgufSpan):
+class GgufTruncated(_GgufSpan, frozen=True):
     """A GGUF tensor whose bytes run past the end of the file."""
 
     CODE = IssueCode.TRUNCATED
@@ -356,8 +332,7 @@ class GgufTruncated(_GgufSpan):
             "after {actual:,} (truncated file?)")
 
 
-@dataclass(frozen=True, slots=True)
-class GgufOverlap(_GgufSpan):
+class GgufOverlap(_GgufSpan, frozen=True):
     """A GGUF tensor whose bytes run into the next tensor's."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -368,8 +343,7 @@ class GgufOverlap(_GgufSpan):
 # -- npz archives (parsers/npz_reader.py)
 
 
-@dataclass(frozen=True, slots=True)
-class NpzNoLocalHeader(Issue):
+class NpzNoLocalHeader(Issue, frozen=True):
     """A member whose zip local header is not where the directory says."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -379,8 +353,7 @@ class NpzNoLocalHeader(Issue):
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
-class NpzHeaderBad(Issue):
+class NpzHeaderBad(Issue, frozen=True):
     """A member whose .npy header does not parse (``why`` says how)."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -390,8 +363,7 @@ class NpzHeaderBad(Issue):
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class NpzObjectArray(Issue):
+class NpzObjectArray(Issue, frozen=True):
     """An object array: a pickle inside the archive."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -401,8 +373,7 @@ class NpzObjectArray(Issue):
     member: str
 
 
-@dataclass(frozen=True, slots=True)
-class NpzSizeMismatch(Issue):
+class NpzSizeMismatch(Issue, frozen=True):
     """A member whose shape times its dtype is not its byte count."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -416,8 +387,7 @@ class NpzSizeMismatch(Issue):
     actual: int
 
 
-@dataclass(frozen=True, slots=True)
-class NpzTruncated(Issue):
+class NpzTruncated(Issue, frozen=True):
     """A member whose bytes run past the end of the archive."""
 
     CODE = IssueCode.TRUNCATED

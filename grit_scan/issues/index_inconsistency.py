@@ -3,8 +3,6 @@ or a split that disagrees with the files."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from . import Issue, IssueCode
 
 # the codes of these issues: the rule reports every issue with one of them
@@ -12,8 +10,7 @@ KIND = "index_inconsistency"  # the finding kind whose docs section lists these 
 CODES = (IssueCode.INDEX_INCONSISTENT,)
 
 
-@dataclass(frozen=True, slots=True)
-class IndexMetadataNotObject(Issue):
+class IndexMetadataNotObject(Issue, frozen=True):
     """An index whose metadata is not an object."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -21,8 +18,7 @@ class IndexMetadataNotObject(Issue):
     tensor: None
 
 
-@dataclass(frozen=True, slots=True)
-class PickleShard(Issue):
+class PickleShard(Issue, frozen=True):
     """A safetensors index that names a pickle-style file."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -33,8 +29,7 @@ class PickleShard(Issue):
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class NotInShard(Issue):
+class NotInShard(Issue, frozen=True):
     """An index entry whose shard's header does not list the tensor."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -44,8 +39,7 @@ class NotInShard(Issue):
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class InSeveralShards(Issue):
+class InSeveralShards(Issue, frozen=True):
     """A tensor that several shards hold."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -63,8 +57,7 @@ class InSeveralShards(Issue):
         return ", ".join(self.shards)
 
 
-@dataclass(frozen=True, slots=True)
-class NotInIndex(Issue):
+class NotInIndex(Issue, frozen=True):
     """A shard's tensor that the index does not list."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -78,8 +71,7 @@ class NotInIndex(Issue):
 # -- the parts of a GGUF split (rules/support.py ``split_issues``)
 
 
-@dataclass(frozen=True, slots=True)
-class SplitCountsDisagree(Issue):
+class SplitCountsDisagree(Issue, frozen=True):
     """Parts of one split that disagree on split.count."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -94,8 +86,7 @@ class SplitCountsDisagree(Issue):
         return list(self.found)
 
 
-@dataclass(frozen=True, slots=True)
-class SplitPartRepeated(Issue):
+class SplitPartRepeated(Issue, frozen=True):
     """A part number that several files of one split carry."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -119,8 +110,7 @@ class SplitPartRepeated(Issue):
         return list(self.files)
 
 
-@dataclass(frozen=True, slots=True)
-class SplitPartOutside(Issue):
+class SplitPartOutside(Issue, frozen=True):
     """A part whose number is past its split's count."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -132,8 +122,7 @@ class SplitPartOutside(Issue):
     n: int
 
 
-@dataclass(frozen=True, slots=True)
-class SplitTensorCount(Issue):
+class SplitTensorCount(Issue, frozen=True):
     """A split whose parts hold another number of tensors than it records."""
 
     CODE = IssueCode.INDEX_INCONSISTENT

@@ -3,7 +3,6 @@ of a model raised: contained to that file or model."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from . import Issue, IssueCode
@@ -13,8 +12,7 @@ KIND = "internal_error"  # the finding kind whose docs section lists these messa
 CODES = (IssueCode.INTERNAL_ERROR,)
 
 
-@dataclass(frozen=True, slots=True)
-class ReaderRaised(Issue):
+class ReaderRaised(Issue, frozen=True):
     """A reader raised: contained to its file."""
 
     CODE = IssueCode.INTERNAL_ERROR
@@ -28,8 +26,7 @@ class ReaderRaised(Issue):
     rule: ClassVar[str] = "reader"
 
 
-@dataclass(frozen=True, slots=True)
-class InferenceRaised(Issue):
+class InferenceRaised(Issue, frozen=True):
     """Convention inference raised: contained to its model."""
 
     CODE = IssueCode.INTERNAL_ERROR

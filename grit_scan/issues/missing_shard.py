@@ -3,7 +3,6 @@ split names a file that is not there."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from . import Issue, IssueCode
@@ -13,8 +12,7 @@ KIND = "missing_shard"  # the finding kind whose docs section lists these messag
 CODES = (IssueCode.MISSING_SHARD,)
 
 
-@dataclass(frozen=True, slots=True)
-class ShardMissing(Issue):
+class ShardMissing(Issue, frozen=True):
     """A shard the index names that is not there."""
 
     CODE = IssueCode.MISSING_SHARD
@@ -26,8 +24,7 @@ class ShardMissing(Issue):
     count: int
 
 
-@dataclass(frozen=True, slots=True)
-class SplitPartMissing(Issue):
+class SplitPartMissing(Issue, frozen=True):
     """A part of a GGUF split that is not there."""
 
     CODE = IssueCode.MISSING_SHARD
@@ -41,8 +38,7 @@ class SplitPartMissing(Issue):
     here: int
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestFileGone(Issue):
+class ManifestFileGone(Issue, frozen=True):
     """A file a grit-manifest.json lists that is not there."""
 
     CODE = IssueCode.MISSING_SHARD

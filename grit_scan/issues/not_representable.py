@@ -4,7 +4,6 @@ v1 cannot express."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import Issue, IssueCode
@@ -14,8 +13,7 @@ KIND = "not_representable"  # the finding kind whose docs section lists these me
 CODES = (IssueCode.NOT_REPRESENTABLE,)
 
 
-@dataclass(frozen=True, slots=True)
-class NotRepresentable(Issue):
+class NotRepresentable(Issue, frozen=True):
     """A module in a convention GRIT v1 cannot express: ``reason`` is the
     convention's own account (the same text its QTensor carries)."""
 
@@ -25,7 +23,7 @@ class NotRepresentable(Issue):
     reason: str
     # clause, convention, then what the convention recorded (shared by the
     # modules a plan replays it on)
-    detail: Mapping[str, Any] = field()
+    detail: Mapping[str, Any]
 
     @property
     def clause(self) -> str:
@@ -36,8 +34,7 @@ class NotRepresentable(Issue):
         return str(self.detail["convention"])
 
 
-@dataclass(frozen=True, slots=True)
-class ActOrder(Issue):
+class ActOrder(Issue, frozen=True):
     """GPTQ with desc_act: groups follow g_idx, not contiguous runs."""
 
     CODE = IssueCode.NOT_REPRESENTABLE
@@ -49,8 +46,7 @@ class ActOrder(Issue):
     convention: ClassVar[str] = "gptq"
 
 
-@dataclass(frozen=True, slots=True)
-class UnsupportedFile(Issue):
+class UnsupportedFile(Issue, frozen=True):
     """A valid file of a kind grit does not represent (the reader's
     Unsupported text): one line, not a structural finding."""
 

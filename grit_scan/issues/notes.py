@@ -4,7 +4,6 @@ report's ``notes`` of each file, docs/json-report.md)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import Issue, IssueCode
@@ -14,8 +13,7 @@ KIND = None  # no finding: the report lists them as each file's notes
 CODES = (IssueCode.NOTE,)
 
 
-@dataclass(frozen=True, slots=True)
-class QweightWithoutScales(Issue):
+class QweightWithoutScales(Issue, frozen=True):
     """A packed-integer module with a qweight and no scales."""
 
     CODE = IssueCode.NOTE
@@ -23,19 +21,17 @@ class QweightWithoutScales(Issue):
     tensor: str
 
 
-@dataclass(frozen=True, slots=True)
-class NotGraded(Issue):
+class NotGraded(Issue, frozen=True):
     """A module described but not given a grade (``why`` says why)."""
 
     CODE = IssueCode.NOTE
     TEXT = "{tensor}: {why}"
     tensor: str
     why: str
-    detail: Mapping[str, Any] = field()
+    detail: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownLayout(Issue):
+class UnknownLayout(Issue, frozen=True):
     """A quantised weight and scale in a layout this scanner does not know
     (``what`` names the weight and scale as the convention sees them)."""
 
@@ -47,8 +43,7 @@ class UnknownLayout(Issue):
     known: str
 
 
-@dataclass(frozen=True, slots=True)
-class Fp8ScalesUnmatched(Issue):
+class Fp8ScalesUnmatched(Issue, frozen=True):
     """FP8 scales whose count matches no FP8 layout."""
 
     CODE = IssueCode.NOTE
@@ -61,8 +56,7 @@ class Fp8ScalesUnmatched(Issue):
     cols: int
 
 
-@dataclass(frozen=True, slots=True)
-class UnusedNoScale(Issue):
+class UnusedNoScale(Issue, frozen=True):
     """An FP8/FP4 tensor that no convention consumed and that has no weight
     scale beside it."""
 
@@ -73,8 +67,7 @@ class UnusedNoScale(Issue):
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
-class UnusedScaleLayout(Issue):
+class UnusedScaleLayout(Issue, frozen=True):
     """An FP8/FP4 tensor that no convention consumed, beside a weight scale
     in a layout no convention describes."""
 
@@ -86,8 +79,7 @@ class UnusedScaleLayout(Issue):
     scale: str
 
 
-@dataclass(frozen=True, slots=True)
-class TotalSizeNotCount(Issue):
+class TotalSizeNotCount(Issue, frozen=True):
     """An index total_size that is not a byte count."""
 
     CODE = IssueCode.NOTE
@@ -96,8 +88,7 @@ class TotalSizeNotCount(Issue):
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
-class TotalSizeDiffers(Issue):
+class TotalSizeDiffers(Issue, frozen=True):
     """An index total_size other than the bytes the shards' tensors hold."""
 
     CODE = IssueCode.NOTE
@@ -108,8 +99,7 @@ class TotalSizeDiffers(Issue):
     actual: int
 
 
-@dataclass(frozen=True, slots=True)
-class SourceNote(Issue):
+class SourceNote(Issue, frozen=True):
     """A remote source's own remark about a file it served."""
 
     CODE = IssueCode.NOTE
@@ -119,8 +109,7 @@ class SourceNote(Issue):
     note: str
 
 
-@dataclass(frozen=True, slots=True)
-class RawAsBfloat16(Issue):
+class RawAsBfloat16(Issue, frozen=True):
     """npz members of two raw bytes, read as bfloat16."""
 
     CODE = IssueCode.NOTE
@@ -130,8 +119,7 @@ class RawAsBfloat16(Issue):
     count: int
 
 
-@dataclass(frozen=True, slots=True)
-class NpzNotArray(Issue):
+class NpzNotArray(Issue, frozen=True):
     """An npz member that is not a .npy array."""
 
     CODE = IssueCode.NOTE
@@ -140,8 +128,7 @@ class NpzNotArray(Issue):
     member: str
 
 
-@dataclass(frozen=True, slots=True)
-class NpzColumnMajor(Issue):
+class NpzColumnMajor(Issue, frozen=True):
     """An npz member stored column-major."""
 
     CODE = IssueCode.NOTE
@@ -151,8 +138,7 @@ class NpzColumnMajor(Issue):
     member: str
 
 
-@dataclass(frozen=True, slots=True)
-class GradeNotCanonical(Issue):
+class GradeNotCanonical(Issue, frozen=True):
     """A grade string not written in its canonical form."""
 
     CODE = IssueCode.NOTE

@@ -3,8 +3,6 @@ the scanned tree."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from . import Issue, IssueCode
 
 # the codes of these issues: the rule reports every issue with one of them
@@ -12,8 +10,7 @@ KIND = "path_escape"  # the finding kind whose docs section lists these messages
 CODES = (IssueCode.PATH_ESCAPE,)
 
 
-@dataclass(frozen=True, slots=True)
-class IndexEscape(Issue):
+class IndexEscape(Issue, frozen=True):
     """An index entry whose shard path would leave the scanned directory."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -25,8 +22,7 @@ class IndexEscape(Issue):
     why: str  # how it would leave (parsers/index.py ``escapes``)
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestEscape(Issue):
+class ManifestEscape(Issue, frozen=True):
     """A manifest path that would leave the manifest's directory."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -38,8 +34,7 @@ class ManifestEscape(Issue):
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestLinkEscape(Issue):
+class ManifestLinkEscape(Issue, frozen=True):
     """A manifest path that resolves (through a link) outside the tree."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -49,8 +44,7 @@ class ManifestLinkEscape(Issue):
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteListingEscape(Issue):
+class RemoteListingEscape(Issue, frozen=True):
     """A remote listing that names a path outside its root."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -61,8 +55,7 @@ class RemoteListingEscape(Issue):
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteCode(Issue):
+class RemoteCode(Issue, frozen=True):
     """A config.json auto_map entry that loads code from another repository."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -73,8 +66,7 @@ class RemoteCode(Issue):
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class UnsafeRemotePath(Issue):
+class UnsafeRemotePath(Issue, frozen=True):
     """A remote address refused as unsafe (the refusal's text)."""
 
     CODE = IssueCode.PATH_ESCAPE

@@ -3,7 +3,6 @@ loader's verdict on a file."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from . import Issue, IssueCode
@@ -13,8 +12,7 @@ KIND = "reference_refuses"  # the finding kind whose docs section lists these me
 CODES = (IssueCode.REFERENCE,)
 
 
-@dataclass(frozen=True, slots=True)
-class ReferenceOpens(Issue):
+class ReferenceOpens(Issue, frozen=True):
     """The safetensors library opens the file."""
 
     CODE = IssueCode.REFERENCE
@@ -25,8 +23,7 @@ class ReferenceOpens(Issue):
     opens: ClassVar[bool] = True
 
 
-@dataclass(frozen=True, slots=True)
-class ReferenceRefuses(Issue):
+class ReferenceRefuses(Issue, frozen=True):
     """The safetensors library refuses the file (its error's text)."""
 
     CODE = IssueCode.REFERENCE

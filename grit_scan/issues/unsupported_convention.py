@@ -3,8 +3,6 @@ look quantised and that no convention claims."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from . import Issue, IssueCode
 
 # the codes of these issues: the rule reports every issue with one of them
@@ -12,8 +10,7 @@ KIND = "unsupported_convention"  # the finding kind whose docs section lists the
 CODES = (IssueCode.UNSUPPORTED,)
 
 
-@dataclass(frozen=True, slots=True)
-class Unclaimed(Issue):
+class Unclaimed(Issue, frozen=True):
     """Tensors that look quantised and no convention claims."""
 
     CODE = IssueCode.UNSUPPORTED
