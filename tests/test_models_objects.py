@@ -52,14 +52,20 @@ WAYS = {
 }
 
 
-@pytest.mark.parametrize("way", list(WAYS))
-def test_each_tensor_is_on_the_shard_holding_its_data(way: str,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(params=list(WAYS))
+def scanned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+            ) -> tuple[str, dict[str, str], grit_scan.Report]:
+    """(the way, the producer's shard of each stored tensor, the scan)."""
+    way: str = request.param
     if WAYS[way] is not None:
         monkeypatch.setattr(engine, "_learn", WAYS[way])
-    holders = _holders()
+    return way, _holders(), grit_scan.scan([str(ROOT)])
+
+
+def test_each_tensor_is_on_the_shard_holding_its_data(
+        scanned: tuple[str, dict[str, str], grit_scan.Report]) -> None:
+    way, holders, rep = scanned
     packed = {n[: -len("_packed")] for n in holders if n.endswith(".weight_packed")}
-    rep = grit_scan.scan([str(ROOT)])
     seen: list[str] = []
     for a in rep.artifacts:
         here = Path(a.path).name
@@ -82,13 +88,9 @@ def test_each_tensor_is_on_the_shard_holding_its_data(way: str,
     assert any(holders[n + "_scale"] != holders[n + "_packed"] for n in packed)
 
 
-@pytest.mark.parametrize("way", list(WAYS))
-def test_refusals_follow_their_tensors_whichever_way(way: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    if WAYS[way] is not None:
-        monkeypatch.setattr(engine, "_learn", WAYS[way])
-    holders = _holders()
-    rep = grit_scan.scan([str(ROOT)])
+def test_refusals_follow_their_tensors_whichever_way(
+        scanned: tuple[str, dict[str, str], grit_scan.Report]) -> None:
+    _way, holders, rep = scanned
     for a in rep.artifacts:
         here = Path(a.path).name
         refused = sorted(i.tensor or "" for i in a.issues if i.code.value == "not_representable")
