@@ -95,3 +95,27 @@ def test_planes_are_what_the_headers_say(tmp_path: Path, monkeypatch: pytest.Mon
         assert lazy >= 9
     else:
         assert lazy == 0
+
+
+def test_localised_planes_are_new_and_name_no_file_in_their_shard(tmp_path: Path) -> None:
+    """``PlaneSeq.localised(home)``: the same planes, those stored in ``home``
+    without a file reference; new planes, the ones asked leave as they were.
+    Expectations from the headers (``_expected``)."""
+    one, two = _model(tmp_path)
+    arts = {Path(a.abs_path): a for a in scan([str(tmp_path)]).artifacts}
+    planes = None
+    for q in arts[one].quantized:
+        if q.name == "model.layers.6.mlp.down_proj.weight":
+            planes = q.planes
+    assert isinstance(planes, conventions.PlanPlanes)
+    data, scale = "model.layers.6.mlp.down_proj.weight", "model.layers.6.mlp.down_proj.weight_scale"
+    in_one = _expected(one, two, one, data, scale)
+    assert list(planes) == in_one  # the scale names the second shard
+    # seen from the second shard: the data names the first, the scale no file
+    moved = planes.localised(str(two))
+    assert isinstance(moved, conventions.PlanPlanes) and moved is not planes
+    assert list(moved) == _expected(one, two, two, data, scale)
+    assert list(planes) == in_one  # unchanged
+    # and back: what was asked of the first again
+    assert list(moved.localised(str(one))) == in_one
+    assert planes.localised(str(one)) is planes  # already its shard's
