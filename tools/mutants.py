@@ -38,6 +38,7 @@ import argparse
 import ast
 import copy
 import datetime
+import difflib
 import fnmatch
 import glob
 import importlib.abc
@@ -765,6 +766,15 @@ def report(results: dict[str, dict[str, Any]], eq: dict[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _kept_lines(old: list[str], now: list[str]) -> dict[int, int]:
+    """Old line number -> new line number of every line a diff of ``old``
+    and ``now`` keeps unchanged (difflib's matching blocks)."""
+    out: dict[int, int] = {}
+    for a, b, n in difflib.SequenceMatcher(None, old, now, autojunk=False).get_matching_blocks():
+        out.update(zip(range(a + 1, a + n + 1), range(b + 1, b + n + 1)))
+    return out
+
+
 def rekey(rev: str, paths: Sequence[str]) -> int:
     """Equivalent mutants' ids carry line numbers; when lines move, each id
     moves to the one line of its file whose text is the text its line had
@@ -776,6 +786,7 @@ def rekey(rev: str, paths: Sequence[str]) -> int:
         rows = f.read().split("\n")
     old_src: dict[str, list[str]] = {}
     now_src: dict[str, list[str]] = {}
+    kept: dict[str, dict[int, int]] = {}
     out, unplaced, moved = [], [], 0
     for row in rows:
         mid, sep, reason = row.partition("  ")
@@ -793,7 +804,17 @@ def rekey(rev: str, paths: Sequence[str]) -> int:
                 now_src[path] = f.read().split("\n")
         old, now = old_src[path], now_src[path]
         text = old[line - 1] if 0 < line <= len(old) else None
-        if text is not None and line <= len(now) and now[line - 1] == text:
+        # the line's place in the new text, where a diff of the two keeps it
+        # unchanged (a repeated line such as "return None" that another
+        # has taken the number of is followed, not left on its old number)
+        if path not in kept:
+            kept[path] = _kept_lines(old, now)
+        if text is not None and line in kept[path]:
+            new = kept[path][line]
+            if new != line:
+                parts[1] = str(new)
+                row = ":".join(parts) + sep + reason
+                moved += 1
             out.append(row)
             continue
         hits = [i + 1 for i, t in enumerate(now) if t == text]
