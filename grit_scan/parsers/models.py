@@ -24,8 +24,8 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from itertools import accumulate, chain, compress, islice
-from operator import add, itemgetter, methodcaller, ne
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, attrgetter, is_, itemgetter, methodcaller, ne, or_
 from typing import TYPE_CHECKING
 
 from ..artifact import (
@@ -425,6 +425,9 @@ def _holders(names: set[str], added: Sequence[_Added]) -> dict[str, _Added]:
     return out
 
 
+_TENSOR = attrgetter("tensor")
+
+
 def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
     """Where each issue's tensor is: that tensor, else the first tensor (in
     listing order) under the module it names (``NAME.``), else None.
@@ -433,11 +436,22 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
     a sharded FP8 model whose every module has a scale layout this scanner
     does not know gives one issue per module, and a scan per issue would be
     hours on 400,000 tensors."""
-    at = cols.index() if any(i.tensor is not None for i in issues) else {}
-    want = {i.tensor for i in issues if i.tensor is not None and i.tensor not in at}
-    first = _first_under(cols.names, want) if want else {}
-    return [None if i.tensor is None else at.get(i.tensor, first.get(i.tensor))
-            for i in issues]
+    tensors: list[str | None] = list(map(_TENSOR, issues))
+    if tensors.count(None) == len(tensors):
+        return [None] * len(tensors)
+    # C-level passes: a lookup of every name (None finds nothing), then the
+    # names not found, looked for as modules
+    got: list[int | None] = list(map(cols.index().get, tensors))  # type: ignore[arg-type]
+    want = set(compress(tensors, map(is_, got, repeat(None))))
+    want.discard(None)
+    if not want:
+        return got
+    first = _first_under(cols.names, want)  # type: ignore[arg-type]  # None discarded
+    return [first.get(t) if g is None and t is not None else g for t, g in zip(tensors, got)]
+
+
+_RPARTITION, _LAST = methodcaller("rpartition", "."), itemgetter(2)
+_DOTS = methodcaller("count", ".")
 
 
 def _first_under(names: Sequence[str], want: set[str], chunk: int = 4096) -> dict[str, int]:
@@ -449,14 +463,25 @@ def _first_under(names: Sequence[str], want: set[str], chunk: int = 4096) -> dic
     of ``chunk`` names at a time (the split of 400,000 names held at once
     was tens of megabytes)."""
     first: dict[str, int] = {}
-    for d in {t.count(".") for t in want}:
+    # only a name holding some wanted name's last component and a dot can
+    # start with that name and a dot: one substring test a name (C-level)
+    # first, so that names nothing wanted can head are not split (a GPTQ
+    # model's refusals name ``mod.weight``, which heads no stored name)
+    probes = {last + "." for last in map(_LAST, map(_RPARTITION, want))}
+    keep: list[bool] = []
+    for p in probes:
+        hit = list(map(methodcaller("__contains__", p), names))
+        keep = hit if not keep else list(map(or_, keep, hit))
+    pos = list(compress(range(len(names)), keep))
+    names = list(compress(names, keep))
+    for d in set(map(_DOTS, want)):
         split = methodcaller("split", ".", d + 1)
         head = itemgetter(slice(0, d + 1))
         for lo in range(0, len(names), chunk):
             parts = list(map(split, names[lo:lo + chunk]))
             deeper = list(map((d + 2).__eq__, map(len, parts)))  # a component after the head
             heads = list(map(".".join, map(head, compress(parts, deeper))))
-            at = compress(range(lo, lo + len(parts)), deeper)
+            at = compress(pos[lo:lo + len(parts)], deeper)
             # a wanted head has d dots, so it is wanted at this depth only
             for h, g in compress(zip(heads, at), map(want.__contains__, heads)):
                 first.setdefault(h, g)
