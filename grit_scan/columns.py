@@ -256,15 +256,14 @@ class QList(Sequence[QTensor]):
     from ``_vals[i]``.  ``_roles`` and ``_grouped`` are computed when first
     asked for and kept (the tensors never change)."""
 
-    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "home", "_roles", "_grouped")
+    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_home", "_roles", "_grouped")
 
     def __init__(self, items: Iterable[QTensor] = (), home: str | None = None) -> None:
         self._objs: list[QTensor] = list(items)
         self._kinds: array[int] | None = None
         self._vals: array[int] | None = None
         self._makers: Sequence[Replays] = ()
-        # the file of the artifact holding these tensors, for ``Replays.make``
-        self.home = home
+        self._home = home
         self._roles: list[str] | None = None
         self._grouped: dict[int, list[int]] | None = None
 
@@ -276,6 +275,11 @@ class QList(Sequence[QTensor]):
         return out
 
     # --- reading
+
+    @property
+    def home(self) -> str | None:
+        """The file of the artifact holding these tensors, for ``Replays.make``."""
+        return self._home
 
     def __len__(self) -> int:
         return len(self._objs) if self._kinds is None else len(self._kinds)
@@ -504,15 +508,19 @@ class QListBuilder:
         if not makers:
             out._objs = [objs[v] for v in vals]
             return out
-        out._objs, out._makers = objs, list(makers)
-        out._maker_ix = {m: k for k, m in enumerate(out._makers)}
+        out._objs = objs
+        out._take_makers(makers)
         out._kinds, out._vals = kinds, vals
         return out
+
+    def _take_makers(self, makers: Sequence[Replays]) -> None:
+        self._makers = list(makers)
+        self._maker_ix = {m: k for k, m in enumerate(self._makers)}
 
     def build(self) -> QList:
         """The finished list (the builder takes no more tensors)."""
         self._built = True
-        return QList._made(self._objs, self._kinds, self._vals, self._makers, self.home)
+        return self._now()
 
     def _open(self) -> None:
         if self._built:
@@ -529,8 +537,9 @@ class QListBuilder:
         return len(self._objs) if self._kinds is None else len(self._kinds)
 
     def _now(self) -> QList:
-        # the tensors so far, read at once by the two methods below (the
-        # list shares the builder's columns, so it is never handed out)
+        # the tensors so far, sharing the builder's columns: handed out only
+        # once the builder is closed (``build``), else read at once by the
+        # two methods below
         return QList._made(self._objs, self._kinds, self._vals, self._makers, self.home)
 
     def last(self) -> QTensor:
@@ -587,8 +596,8 @@ class QListBuilder:
         ``kinds`` and ``vals``."""
         self._open()
         if not len(self):
-            self._objs, self._makers = [], list(makers)
-            self._maker_ix = {m: k for k, m in enumerate(self._makers)}
+            self._objs = []
+            self._take_makers(makers)
             # arrays of the columns' types are taken as they are
             self._kinds = kinds if isinstance(kinds, array) and kinds.typecode == "i" \
                 else array("i", kinds)
@@ -614,8 +623,8 @@ class QListBuilder:
             return
         assert items._vals is not None
         if not len(self) and (self.home == items.home or not items._makers):
-            self._objs, self._makers = list(items._objs), list(items._makers)
-            self._maker_ix = {m: k for k, m in enumerate(self._makers)}
+            self._objs = list(items._objs)
+            self._take_makers(items._makers)
             self._kinds, self._vals = array("i", items._kinds), array("q", items._vals)
             return
         for i, (k, v) in enumerate(zip(items._kinds, items._vals)):
