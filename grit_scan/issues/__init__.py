@@ -83,7 +83,7 @@ class Issue(msgspec.Struct, frozen=True, gc=False):
     A variant is a frozen record: a ``msgspec.Struct`` (slotted, compared
     and hashed by its fields, positional and keyword construction, its
     fields in ``__struct_fields__``), declared like a dataclass.  Not a
-    dataclass: creating 125 of those cost about 57 ms of every grit
+    dataclass: creating 125 of those cost about 55 ms of every grit
     process's start-up (docs/performance.md, "Stop 38"), 125 Structs about
     1.5 ms.  ``gc=False``: an issue's fields are strings, numbers and
     tuples or mappings of them, never a cycle, so the cyclic collector
