@@ -294,9 +294,9 @@ class QList(Sequence[QTensor]):
         kinds, vals = self._kinds, self._vals
         if isinstance(i, slice):
             if kinds is None or vals is None:
-                return QList(self._objs[i], self.home)
+                return QList(self._objs[i], self._home)
             # the objects list is shared: neither list changes
-            out = QList._made(self._objs, kinds[i], vals[i], self._makers, self.home)
+            out = QList._made(self._objs, kinds[i], vals[i], self._makers, self._home)
             out._roles = self._roles[i] if self._roles is not None else None
             return out
         if kinds is None or vals is None:
@@ -304,7 +304,7 @@ class QList(Sequence[QTensor]):
         k, v = kinds[i], vals[i]
         if k < 0:
             return self._objs[v]
-        return self._makers[k].make(v, self.home,
+        return self._makers[k].make(v, self._home,
                                     self._roles[i] if self._roles is not None else None)
 
     def __iter__(self) -> Iterator[QTensor]:
