@@ -18,7 +18,7 @@ import grit_scan
 from grit_scan.parsers import gguf_tables, roles
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = json.loads(gguf_tables.TABLE.read_text(encoding="utf-8"))
+TABLE = json.loads(Path(gguf_tables.TABLE).read_text(encoding="utf-8"))
 CURRENT = TABLE["sources"] == gguf_tables.installed_sources()
 needs_current = pytest.mark.skipif(
     not CURRENT, reason="the installed gguf is not the one gguf_tables.json was made from "
@@ -165,5 +165,5 @@ def test_a_scan_imports_no_gguf(tree: str, says: str) -> None:
 def test_table_is_package_data() -> None:
     """An install without the table would still be right (gguf is asked),
     only slower: the table ships with the package."""
-    assert gguf_tables.TABLE.parent == Path(grit_scan.__file__).parent / "parsers"
+    assert Path(gguf_tables.TABLE).parent == Path(grit_scan.__file__).parent / "parsers"
     assert '"parsers/gguf_tables.json"' in (ROOT / "pyproject.toml").read_text()

@@ -24,7 +24,7 @@ ALL = [(m, v) for m in issues.modules() for v in issues.variants(m)]
 def test_every_template_names_only_fields_of_its_variant():
     assert len(ALL) >= 15
     for _, v in ALL:
-        names = set(v.__struct_fields__) | {
+        names = set(v.FIELDS) | {
             k for k in dir(v) if not k.startswith("_")}
         for _, field, _, _ in string.Formatter().parse(v.TEXT):
             if field is None:
@@ -46,7 +46,7 @@ def test_each_kind_owns_its_variants_and_codes():
             seen[code] = name
         for v in issues.variants(m):
             assert v.CODE in m.CODES, (name, v.__name__)
-            fields = list(v.__struct_fields__)
+            fields = list(v.FIELDS)
             # a variant naming a tensor names it first: plans replay it (renamed)
             assert "tensor" not in fields or fields[0] == "tensor", v.__name__
     assert set(seen) == set(issues.IssueCode), set(issues.IssueCode) - set(seen)
@@ -66,6 +66,47 @@ def test_a_variant_is_frozen_and_its_message_is_rendered_from_its_fields():
     assert iss.code is issues.IssueCode.SIZE and iss.tensor == "m.weight"
     assert iss.message == ("m.weight: per-tensor FP8 holds one byte per element and one F32 "
                            "scale: 131,072 + 4 bytes; the file holds 131,071 + 4")
+
+
+def test_a_variant_is_made_as_a_dataclass_is():
+    """The record machinery (issues._RecordType): fields in declaration
+    order after the extended variant's, defaults and default factories,
+    keyword construction, and the errors a dataclass gives."""
+    from grit_scan.issues.file_unparseable import ManifestDescInvalid, PathMissing, Skipped
+
+    assert ManifestDescInvalid.FIELDS == ("tensor", "file", "error")  # _ManifestTensor's first
+    one = Skipped(None, "p", "why")
+    assert (one.kind, one.escape, one.more) == (None, False, {})
+    assert one.more is not Skipped(None, "p", "why").more  # made anew for each
+    assert Skipped(tensor=None, why="why", path="p") == one
+    gone = PathMissing(None, "p", "no such file")
+    assert PathMissing.FIELDS == ("tensor", "path", "error")  # ClassVars are not fields
+    assert (gone.kind, gone.missing) == ("missing", True)
+    with pytest.raises(TypeError, match="missing field 'error'"):
+        PathMissing(None, "p")
+    with pytest.raises(TypeError, match="3 fields"):
+        PathMissing(None, "p", "e", "more")
+    with pytest.raises(TypeError, match="given twice"):
+        PathMissing(None, "p", "e", path="q")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="no default but follows"):
+        type("Bad", (issues.Issue,), {"__annotations__": {"a": "int", "b": "str"}, "a": 1})
+    with pytest.raises(AttributeError):
+        del gone.path
+    # never equal to another variant with the same values
+    other = type("Other", (issues.Issue,), {"__annotations__": {"tensor": "None", "path": "str",
+                                                                   "error": "str"}})
+    assert other(None, "p", "no such file") != gone and gone == PathMissing(None, "p",
+                                                                            "no such file")
+    assert repr(gone) == "PathMissing(tensor=None, path='p', error='no such file')"
+
+
+def test_a_variant_survives_pickling():
+    """``--jobs`` sends artifacts, and their issues, between processes."""
+    import pickle
+
+    iss = Fp8PerTensorSizes("m.weight", "F32", 131072, 4, 131071, 4)
+    back = pickle.loads(pickle.dumps(iss))
+    assert back == iss and type(back) is Fp8PerTensorSizes and back is not iss
 
 
 def test_detail_is_the_named_fields_in_order():
@@ -122,7 +163,7 @@ def test_findings_docs_list_each_kinds_messages():
         assert f"- {v.__name__}: `{v.TEXT}`" in text, v.__name__
 
 
-class _Refused(issues.Issue, frozen=True):
+class _Refused(issues.Issue):
     """A not-representable variant whose detail is built on each access."""
 
     CODE = issues.IssueCode.NOT_REPRESENTABLE

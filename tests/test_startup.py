@@ -16,7 +16,9 @@ from grit_scan.writers import Raw, write_safetensors
 # lists, at exit, every module the process imported.
 PROBE = """
 import atexit, sys
-atexit.register(lambda: sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules))))
+before = set(sys.modules)  # the interpreter's and site's (an editable install's finder)
+atexit.register(lambda: sys.stderr.write("\\nMODULES " + " ".join(sorted(set(sys.modules)
+                                                                       - before))))
 sys.argv = ["grit", *sys.argv[1:]]
 from grit_scan.cli import run
 run()
@@ -61,14 +63,17 @@ def test_help_is_typers_and_converts_nothing(args, tmp_path):
 def test_small_scan_imports_no_array_or_gguf_stack(tmp_path):
     """A scan of a small safetensors file: no numpy (no arrays are built),
     no gguf (no GGUF file), no rich (no colour on a pipe), no pydantic (no
-    option value to convert), no explain codec."""
+    option value to convert), no explain codec; no msgspec (small JSON texts
+    are the standard library's; issues are plain records), no pathlib and
+    no urllib (no URL to redact)."""
     write_safetensors(tmp_path / "tiny.safetensors",
                       {"w.weight": Raw("BF16", [4, 4], bytes(32))})
     for args, want in ((["scan", "tiny.safetensors"], "No findings in 1 file"),
                        (["scan", "--json", "tiny.safetensors"], '"findings": []')):
         code, out, err, mods = imported(args, tmp_path)
         assert code == 0 and want in out, err
-        assert not {"numpy", "gguf", "rich", "pydantic", "yaml"} & {m.split(".")[0] for m in mods}
+        assert not {"numpy", "gguf", "rich", "pydantic", "yaml", "msgspec", "pathlib",
+                    "urllib"} & {m.split(".")[0] for m in mods}
         assert "grit_scan.codec.explain" not in mods  # nothing to compare in one file
         # nothing to infer or size: only floats (conventions, plane layouts)
         assert not {"grit_scan.conventions", "grit_scan.codec.layout"} & mods
@@ -180,7 +185,8 @@ def test_unquantised_model_with_an_architecture_does_not_load_gguf(tmp_path):
     from grit_scan.parsers import gguf_tables
 
     assert "grit_scan.parsers.gguf_tables" in mods
-    shipped = json.loads(gguf_tables.TABLE.read_text())["sources"]
+    with open(gguf_tables.TABLE, encoding="utf-8") as fh:
+        shipped = json.load(fh)["sources"]
     if shipped == gguf_tables.installed_sources():
         assert "gguf" not in {m.split(".")[0] for m in mods}
     else:

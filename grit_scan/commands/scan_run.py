@@ -14,8 +14,7 @@ import os
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..api import (
     SLOW_PATH,
@@ -34,6 +33,9 @@ from ..report.formats import OutputFormat, RenderOptions, render
 from ..report.policy import NOTHING_PARSED, ExitPolicy
 from ..report.report import Report
 from .outcome import UsageError, error_line
+
+if TYPE_CHECKING:
+    from pathlib import Path  # in annotations only: pathlib stays off a plain scan's imports
 
 PROGRESS_AFTER_ENV = "GRIT_PROGRESS_AFTER"  # seconds before the progress line shows
 

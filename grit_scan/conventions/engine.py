@@ -548,7 +548,7 @@ def _learn(ctx: Ctx, mod: str, gs: tuple[int, ...], n_out: int,
         # a not-representable module's issue: named by its QTensor (its
         # first field), and saying nothing else of the module
         got = extra[0]
-        if got.tensor != q.name or got.__struct_fields__[:1] != ("tensor",):
+        if got.tensor != q.name or got.FIELDS[:1] != ("tensor",):
             return None
         issue = (type(got), got.others())
         if mod in repr(issue[1]):

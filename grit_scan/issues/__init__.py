@@ -27,11 +27,18 @@ from __future__ import annotations
 import enum
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-import msgspec
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+    def dataclass_transform(**_: object) -> Any:
+        return lambda cls: cls
+
+_T = TypeVar("_T")
+
 
 
 class IssueCode(str, enum.Enum):
@@ -77,18 +84,70 @@ def shape(dims: tuple[int, ...] | list[int]) -> str:
     return str(list(dims))
 
 
-class Issue(msgspec.Struct, frozen=True, gc=False):
+_NO_DEFAULT: Any = object()
+
+
+class _Factory:
+    """``field(default_factory=...)``'s marker: the default made anew per record."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def field(*, default_factory: Callable[[], _T]) -> _T:
+    """A field whose default is made anew for each record (as dataclasses'
+    ``field(default_factory=...)``)."""
+    return cast("_T", _Factory(default_factory))  # typed as the field's value, for mypy
+
+
+def _class_var(annotation: object) -> bool:
+    text = annotation if isinstance(annotation, str) else repr(annotation)
+    return text.startswith(("ClassVar", "typing.ClassVar"))
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+class _RecordType(type):
+    """Makes each variant a slotted record of the fields its class body
+    annotates (``ClassVar``s apart), after those of the variant it extends.
+
+    Declared like a dataclass and read by mypy as one (``dataclass_transform``),
+    but made without generating code per class: 125 dataclasses cost about
+    55 ms of every grit process's start-up, and msgspec's ``Struct``, which
+    stop 38 used instead, about 18 ms for importing msgspec
+    (docs/performance.md, "Stop 39"); these classes cost well under 1 ms."""
+
+    def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _RecordType:
+        fields: tuple[str, ...] = ()
+        defaults: dict[str, Any] = {}
+        for base in bases:
+            fields += getattr(base, "FIELDS", ())
+            defaults.update(getattr(base, "_DEFAULTS", {}))
+        own = [k for k, t in ns.get("__annotations__", {}).items()
+               if not _class_var(t) and k not in fields]
+        for k in own:
+            if k in ns:
+                defaults[k] = ns.pop(k)
+            elif defaults:
+                raise TypeError(f"{name}: field {k!r} has no default but follows one that has")
+        ns["__slots__"] = tuple(own)
+        ns["FIELDS"] = fields + tuple(own)
+        ns["_DEFAULTS"] = defaults
+        return super().__new__(mcls, name, bases, ns)
+
+
+class Issue(metaclass=_RecordType):
     """The base of every variant (not instantiated itself).
 
-    A variant is a frozen record: a ``msgspec.Struct`` (slotted, compared
-    and hashed by its fields, positional and keyword construction, its
-    fields in ``__struct_fields__``), declared like a dataclass.  Not a
-    dataclass: creating 125 of those cost about 55 ms of every grit
-    process's start-up (docs/performance.md, "Stop 38"), 125 Structs about
-    1.5 ms.  ``gc=False``: an issue's fields are strings, numbers and
-    tuples or mappings of them, never a cycle, so the cyclic collector
-    need not track the one issue a module a not-representable model has."""
+    A variant is a frozen record declared as a dataclass is: slotted,
+    compared (same variant, equal fields) and hashed by its fields, made
+    positionally or by keyword, its fields in ``FIELDS``.  The record
+    machinery is ``_RecordType`` above, plain Python."""
 
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[str, ...]]
+    _DEFAULTS: ClassVar[dict[str, Any]]
     CODE: ClassVar[IssueCode]
     TEXT: ClassVar[str]  # str.format template over the variant's fields
     DETAIL: ClassVar[tuple[str, ...]] = ()  # fields (or properties) that form ``detail``
@@ -107,6 +166,54 @@ class Issue(msgspec.Struct, frozen=True, gc=False):
         if "CODE" in cls.__dict__:
             setattr(cls, "code", cls.CODE)  # noqa: B010  (mypy: a property in its eyes)
 
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        names = self.FIELDS
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}: {len(args)} values for "
+                            f"{len(names)} fields")
+        put = object.__setattr__
+        for name, value in zip(names, args):
+            put(self, name, value)
+        for name in names[len(args):]:
+            if name in kw:
+                value = kw.pop(name)
+            else:
+                value = self._DEFAULTS.get(name, _NO_DEFAULT)
+                if value is _NO_DEFAULT:
+                    raise TypeError(f"{type(self).__name__}: missing field {name!r}")
+                if type(value) is _Factory:
+                    value = value.make()
+            put(self, name, value)
+        if kw:
+            raise TypeError(f"{type(self).__name__}: no field {next(iter(kw))!r} "
+                            "(or given twice)")
+
+    def values(self) -> tuple[Any, ...]:
+        """The fields' values, in ``FIELDS`` order."""
+        return tuple([getattr(self, n) for n in self.FIELDS])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.values() == other.values()
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.values()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS)
+        return f"{type(self).__name__}({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled across --jobs processes: made again by the constructor
+        return (type(self), self.values())
+
     @property
     def message(self) -> str:
         return self.TEXT.format_map(_Fields(self))
@@ -119,7 +226,7 @@ class Issue(msgspec.Struct, frozen=True, gc=False):
     def renamed(self, tensor: str) -> Issue:
         """The same issue for the tensor ``tensor`` (variants whose first
         field is ``tensor``)."""
-        names: tuple[str, ...] = self.__struct_fields__
+        names = self.FIELDS
         assert names and names[0] == "tensor", type(self).__name__
         cls: Any = type(self)
         made: Issue = cls(tensor, *[getattr(self, n) for n in names[1:]])
@@ -127,8 +234,7 @@ class Issue(msgspec.Struct, frozen=True, gc=False):
 
     def others(self) -> tuple[Any, ...]:
         """Every field's value but ``tensor``'s."""
-        names: tuple[str, ...] = self.__struct_fields__
-        return tuple(getattr(self, n) for n in names if n != "tensor")
+        return tuple(getattr(self, n) for n in self.FIELDS if n != "tensor")
 
 
 def modules() -> list[ModuleType]:

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import msgspec
-
-from . import LLAMA_CPP_REFUSES, Issue, IssueCode
+from . import LLAMA_CPP_REFUSES, Issue, IssueCode, field
 
 # the codes of these issues: the rule reports every issue with one of them
 KIND = "file_unparseable"  # the finding kind whose docs section lists these messages
@@ -16,7 +14,7 @@ CODES = (IssueCode.UNPARSEABLE, IssueCode.DUPLICATE, IssueCode.GRIT_HEADER, Issu
          IssueCode.SKIPPED)
 
 
-class DuplicateTensor(Issue, frozen=True):
+class DuplicateTensor(Issue):
     """A safetensors header that lists a tensor twice."""
 
     CODE = IssueCode.DUPLICATE
@@ -26,7 +24,7 @@ class DuplicateTensor(Issue, frozen=True):
     tensor: str
 
 
-class DuplicateKey(Issue, frozen=True):
+class DuplicateKey(Issue):
     """A key twice inside one header entry."""
 
     CODE = IssueCode.DUPLICATE
@@ -35,7 +33,7 @@ class DuplicateKey(Issue, frozen=True):
     key: str
 
 
-class GgufNameTooLong(Issue, frozen=True):
+class GgufNameTooLong(Issue):
     """A GGUF tensor name of GGML_MAX_NAME bytes or more (the rest of the
     file is still read: only llama.cpp stops here)."""
 
@@ -55,7 +53,7 @@ class GgufNameTooLong(Issue, frozen=True):
         return len(self.tensor.encode())
 
 
-class OverBudget(Issue, frozen=True):
+class OverBudget(Issue):
     """A file past one of the scan's budgets (``text`` is the budget's own
     sentence, parsers/budgets.py)."""
 
@@ -67,7 +65,7 @@ class OverBudget(Issue, frozen=True):
     budget: str
 
 
-class IndexNotObject(Issue, frozen=True):
+class IndexNotObject(Issue):
     """An index whose JSON is not an object."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -75,7 +73,7 @@ class IndexNotObject(Issue, frozen=True):
     tensor: None
 
 
-class IndexNoWeightMap(Issue, frozen=True):
+class IndexNoWeightMap(Issue):
     """An index without a weight_map of names to shard names."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -86,7 +84,7 @@ class IndexNoWeightMap(Issue, frozen=True):
 # -- grit-manifest.json (parsers/manifest.py)
 
 
-class NotAManifest(Issue, frozen=True):
+class NotAManifest(Issue):
     """A grit-manifest.json that is not one."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -94,7 +92,7 @@ class NotAManifest(Issue, frozen=True):
     tensor: None
 
 
-class ManifestEntryNoPath(Issue, frozen=True):
+class ManifestEntryNoPath(Issue):
     """A manifest artifact entry without a path."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -102,7 +100,7 @@ class ManifestEntryNoPath(Issue, frozen=True):
     tensor: None
 
 
-class _ManifestTensor(Issue, frozen=True):
+class _ManifestTensor(Issue):
     """A tensor entry of a manifest's file (``file::tensor``)."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -110,40 +108,40 @@ class _ManifestTensor(Issue, frozen=True):
     file: str
 
 
-class ManifestTensorNotObject(_ManifestTensor, frozen=True):
+class ManifestTensorNotObject(_ManifestTensor):
     TEXT = "{file}::{tensor}: entry is not an object"
 
 
-class ManifestDescNotText(_ManifestTensor, frozen=True):
+class ManifestDescNotText(_ManifestTensor):
     TEXT = "{file}::{tensor}: desc: not a hex text"
 
 
-class ManifestDescInvalid(_ManifestTensor, frozen=True):
+class ManifestDescInvalid(_ManifestTensor):
     TEXT = "{file}::{tensor}: desc: {error}"
     error: str  # the codec's refusal
 
 
-class ManifestShapeBad(_ManifestTensor, frozen=True):
+class ManifestShapeBad(_ManifestTensor):
     TEXT = "{file}::{tensor}: bad shape"
 
 
-class ManifestGidInvalid(_ManifestTensor, frozen=True):
+class ManifestGidInvalid(_ManifestTensor):
     TEXT = "{file}::{tensor}: gid: {error}"
     error: str  # the codec's refusal
 
 
-class ManifestGidNotText(_ManifestTensor, frozen=True):
+class ManifestGidNotText(_ManifestTensor):
     TEXT = "{file}::{tensor}: gid: not a base32 text"
 
 
-class ManifestDigestBad(_ManifestTensor, frozen=True):
+class ManifestDigestBad(_ManifestTensor):
     TEXT = "{file}::{tensor}: digest: not 32 hex digits"
 
 
 # -- what the format's parser or the file system refused (the error's own text)
 
 
-class ParseFailed(Issue, frozen=True):
+class ParseFailed(Issue):
     """The format's parser refused the file (``error`` is its ParseError's
     text, written where the parser stopped)."""
 
@@ -153,7 +151,7 @@ class ParseFailed(Issue, frozen=True):
     error: str
 
 
-class Unreadable(Issue, frozen=True):
+class Unreadable(Issue):
     """A file that could not be opened or read (its ReadError's text)."""
 
     CODE = IssueCode.SKIPPED
@@ -162,7 +160,7 @@ class Unreadable(Issue, frozen=True):
     error: str
 
 
-class ChangedWhileRead(Issue, frozen=True):
+class ChangedWhileRead(Issue):
     """A file that changed while it was read (``why`` says how)."""
 
     CODE = IssueCode.CHANGED
@@ -175,7 +173,7 @@ class ChangedWhileRead(Issue, frozen=True):
 # -- paths the walk did not read (ScanInput.skipped)
 
 
-class Skipped(Issue, frozen=True):
+class Skipped(Issue):
     """A path the walk skipped: ``kind`` (parsers/skips.py ``SkipKind``)
     names the situation, ``why`` the walk's reason."""
 
@@ -186,7 +184,7 @@ class Skipped(Issue, frozen=True):
     why: str
     kind: str | None = None
     escape: bool = False
-    more: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    more: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def detail(self) -> Mapping[str, Any]:
@@ -198,7 +196,7 @@ class Skipped(Issue, frozen=True):
         return out
 
 
-class PathMissing(Issue, frozen=True):
+class PathMissing(Issue):
     """A path named on the command line that cannot be found or stat'ed."""
 
     CODE = IssueCode.SKIPPED
@@ -211,7 +209,7 @@ class PathMissing(Issue, frozen=True):
     kind: ClassVar[str] = "missing"
 
 
-class NotRegularFile(Issue, frozen=True):
+class NotRegularFile(Issue):
     """A path named on the command line that is a FIFO, socket or device."""
 
     CODE = IssueCode.SKIPPED
@@ -222,7 +220,7 @@ class NotRegularFile(Issue, frozen=True):
     kind: ClassVar[str] = "not_regular"
 
 
-class NotACheckpoint(Issue, frozen=True):
+class NotACheckpoint(Issue):
     """A file named on the command line that no reader reads."""
 
     CODE = IssueCode.SKIPPED
@@ -233,7 +231,7 @@ class NotACheckpoint(Issue, frozen=True):
     kind: str
 
 
-class RemoteManifest(Issue, frozen=True):
+class RemoteManifest(Issue):
     """A grit-manifest.json in a remote tree (read from local directories only)."""
 
     CODE = IssueCode.SKIPPED
@@ -246,7 +244,7 @@ class RemoteManifest(Issue, frozen=True):
 # -- remote files (parsers/remote/)
 
 
-class RemoteFailed(Issue, frozen=True):
+class RemoteFailed(Issue):
     """A remote file the server would not give (the error's text, which
     names the URL without its signature)."""
 
@@ -259,7 +257,7 @@ class RemoteFailed(Issue, frozen=True):
     http_status: int | None
 
 
-class RemoteReadRaised(Issue, frozen=True):
+class RemoteReadRaised(Issue):
     """An unexpected exception while reading one remote file."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -275,7 +273,7 @@ class RemoteReadRaised(Issue, frozen=True):
 # -- JSON files: configs, indexes (parsers/configs.py)
 
 
-class InvalidJson(Issue, frozen=True):
+class InvalidJson(Issue):
     """A JSON file that does not parse (the parser's text)."""
 
     CODE = IssueCode.UNPARSEABLE
@@ -284,7 +282,7 @@ class InvalidJson(Issue, frozen=True):
     error: str
 
 
-class PatternRefused(Issue, frozen=True):
+class PatternRefused(Issue):
     """A config pattern the scan will not compile (``why`` names it and says
     why: names.py ``refused_patterns``)."""
 
@@ -297,7 +295,7 @@ class PatternRefused(Issue, frozen=True):
 # -- GRIT metadata in a GGUF's grit.* keys (parsers/readers.py)
 
 
-class GritVersion(Issue, frozen=True):
+class GritVersion(Issue):
     """A grit.version other than 1."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -306,7 +304,7 @@ class GritVersion(Issue, frozen=True):
     value: Any
 
 
-class GritKeyNoTensor(Issue, frozen=True):
+class GritKeyNoTensor(Issue):
     """A grit.desc.* key for a tensor the file does not have."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -315,7 +313,7 @@ class GritKeyNoTensor(Issue, frozen=True):
     key: str
 
 
-class GritDescInvalid(Issue, frozen=True):
+class GritDescInvalid(Issue):
     """A grit.desc.* value the codec refuses."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -325,7 +323,7 @@ class GritDescInvalid(Issue, frozen=True):
     error: str  # the codec's refusal
 
 
-class GritNotI8(Issue, frozen=True):
+class GritNotI8(Issue):
     """A GRIT-native GGUF tensor not stored as I8."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -334,7 +332,7 @@ class GritNotI8(Issue, frozen=True):
     type: str
 
 
-class GritShapeBad(Issue, frozen=True):
+class GritShapeBad(Issue):
     """A grit.shape.* value that is no shape (``why``: budgets.shape_problem)."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -343,7 +341,7 @@ class GritShapeBad(Issue, frozen=True):
     why: str
 
 
-class GritShapeMissing(Issue, frozen=True):
+class GritShapeMissing(Issue):
     """A GRIT-native GGUF tensor without its logical shape."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -352,7 +350,7 @@ class GritShapeMissing(Issue, frozen=True):
     tensor: str
 
 
-class GritDigestBad(Issue, frozen=True):
+class GritDigestBad(Issue):
     """A grit.digest.* value that is not 32 hex digits."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -364,7 +362,7 @@ class GritDigestBad(Issue, frozen=True):
 # header or key the map was read from)
 
 
-class GritMapNotObject(Issue, frozen=True):
+class GritMapNotObject(Issue):
     """A grades or layouts map that is not an object."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -374,7 +372,7 @@ class GritMapNotObject(Issue, frozen=True):
     what: str  # grades | layouts
 
 
-class GritMapEntryBad(Issue, frozen=True):
+class GritMapEntryBad(Issue):
     """A grades or layouts entry that is not '<16 hex>': '<string>'."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -385,7 +383,7 @@ class GritMapEntryBad(Issue, frozen=True):
     key: Any
 
 
-class GritGradeInvalid(Issue, frozen=True):
+class GritGradeInvalid(Issue):
     """A grade string the codec refuses."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -396,7 +394,7 @@ class GritGradeInvalid(Issue, frozen=True):
     error: str
 
 
-class GritGradeIdMismatch(Issue, frozen=True):
+class GritGradeIdMismatch(Issue):
     """A grade string filed under an id it does not hash to."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -410,7 +408,7 @@ class GritGradeIdMismatch(Issue, frozen=True):
     actual: str  # the id it is filed under
 
 
-class GritLayoutInvalid(Issue, frozen=True):
+class GritLayoutInvalid(Issue):
     """A layout expression the codec refuses."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -421,7 +419,7 @@ class GritLayoutInvalid(Issue, frozen=True):
     error: str
 
 
-class GritLayoutIdMismatch(Issue, frozen=True):
+class GritLayoutIdMismatch(Issue):
     """A layout expression filed under a word it does not hash to."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -433,7 +431,7 @@ class GritLayoutIdMismatch(Issue, frozen=True):
     key: str
 
 
-class GritOverBudget(Issue, frozen=True):
+class GritOverBudget(Issue):
     """A __grit__ header past one of the scan's budgets (its sentence)."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -442,7 +440,7 @@ class GritOverBudget(Issue, frozen=True):
     text: str
 
 
-class GritTooManyEntries(Issue, frozen=True):
+class GritTooManyEntries(Issue):
     """More __grit__ entries than the file stores tensors (its budget's sentence)."""
 
     CODE = IssueCode.GRIT_HEADER
@@ -453,61 +451,61 @@ class GritTooManyEntries(Issue, frozen=True):
     budget: str
 
 
-class GritNotJson(Issue, frozen=True):
+class GritNotJson(Issue):
     CODE = IssueCode.GRIT_HEADER
     TEXT = "__grit__ is not JSON: {error}"
     tensor: None
     error: str
 
 
-class GritNotVersion1(Issue, frozen=True):
+class GritNotVersion1(Issue):
     CODE = IssueCode.GRIT_HEADER
     TEXT = '__grit__ must be an object with "grit": 1'
     tensor: None
 
 
-class GritProducerNotText(Issue, frozen=True):
+class GritProducerNotText(Issue):
     CODE = IssueCode.GRIT_HEADER
     TEXT = "__grit__ producer must be a string"
     tensor: None
 
 
-class GritNoTensors(Issue, frozen=True):
+class GritNoTensors(Issue):
     CODE = IssueCode.GRIT_HEADER
     TEXT = "__grit__ has no 'tensors' object"
     tensor: None
 
 
-class _GritEntry(Issue, frozen=True):
+class _GritEntry(Issue):
     """A __grit__ tensor entry that does not describe its tensor."""
 
     CODE = IssueCode.GRIT_HEADER
     tensor: str
 
 
-class GritEntryNotObject(_GritEntry, frozen=True):
+class GritEntryNotObject(_GritEntry):
     TEXT = "__grit__ tensor {tensor!r}: entry is not an object"
 
 
-class GritEntryDescInvalid(_GritEntry, frozen=True):
+class GritEntryDescInvalid(_GritEntry):
     TEXT = "__grit__ tensor {tensor!r}: desc: {error}"
     error: str  # the codec's refusal
 
 
-class GritEntryShapeBad(_GritEntry, frozen=True):
+class GritEntryShapeBad(_GritEntry):
     TEXT = "__grit__ tensor {tensor!r}: {why}"
     why: str  # budgets.shape_problem
 
 
-class GritEntryDigestBad(_GritEntry, frozen=True):
+class GritEntryDigestBad(_GritEntry):
     TEXT = "__grit__ tensor {tensor!r}: digest must be 32 hex digits"
 
 
-class GritEntryNoPlanes(_GritEntry, frozen=True):
+class GritEntryNoPlanes(_GritEntry):
     TEXT = "__grit__ tensor {tensor!r}: needs 'planes' or 'payload'"
 
 
-class GritEntryPlaneNames(_GritEntry, frozen=True):
+class GritEntryPlaneNames(_GritEntry):
     TEXT = "__grit__ tensor {tensor!r}: unknown plane names {unknown}"
     names: tuple[str, ...]  # sorted
 
@@ -516,7 +514,7 @@ class GritEntryPlaneNames(_GritEntry, frozen=True):
         return list(self.names)
 
 
-class GritEntryPartMissing(_GritEntry, frozen=True):
+class GritEntryPartMissing(_GritEntry):
     """A payload or plane tensor the entry names and the file lacks."""
 
     TEXT = "__grit__ tensor {tensor!r}: {part} tensor {stored!r} is not in the file"
@@ -524,7 +522,7 @@ class GritEntryPartMissing(_GritEntry, frozen=True):
     stored: Any
 
 
-class GritEntryPartNotU8(_GritEntry, frozen=True):
+class GritEntryPartNotU8(_GritEntry):
     """A payload or plane tensor that is not 1-D U8."""
 
     TEXT = ("__grit__ tensor {tensor!r}: {part} tensor {stored!r} must be 1-D U8; it is "
@@ -535,7 +533,7 @@ class GritEntryPartNotU8(_GritEntry, frozen=True):
     dims: list[int]
 
 
-class RemoteGaveUp(Issue, frozen=True):
+class RemoteGaveUp(Issue):
     """A remote root whose failed fetches stopped the scan requesting more."""
 
     CODE = IssueCode.UNPARSEABLE

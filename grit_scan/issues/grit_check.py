@@ -13,7 +13,7 @@ CODES = (IssueCode.TRUNCATED, IssueCode.BAD_OFFSETS, IssueCode.BAD_TENSOR,
          IssueCode.SIZE)
 
 
-class AwqGemvSizes(Issue, frozen=True):
+class AwqGemvSizes(Issue):
     """AWQ GEMV planes whose byte counts are not the padded ones."""
 
     CODE = IssueCode.SIZE
@@ -40,7 +40,7 @@ class AwqGemvSizes(Issue, frozen=True):
         return list(self.have)
 
 
-class Nvfp4DataShape(Issue, frozen=True):
+class Nvfp4DataShape(Issue):
     """NVFP4 packed data that is not two-dimensional."""
 
     CODE = IssueCode.SIZE
@@ -54,7 +54,7 @@ class Nvfp4DataShape(Issue, frozen=True):
         return shape(self.dims)
 
 
-class BitsandbytesSizes(Issue, frozen=True):
+class BitsandbytesSizes(Issue):
     """bitsandbytes 4-bit parts whose sizes do not fit (``why`` says how)."""
 
     CODE = IssueCode.SIZE
@@ -64,7 +64,7 @@ class BitsandbytesSizes(Issue, frozen=True):
     why: str
 
 
-class PackedIntUnfit(Issue, frozen=True):
+class PackedIntUnfit(Issue):
     """qweight and scales that fit neither GPTQ nor AWQ packing."""
 
     CODE = IssueCode.SIZE
@@ -82,7 +82,7 @@ class PackedIntUnfit(Issue, frozen=True):
         return shape(self.scales_dims)
 
 
-class Fp8PerTensorSizes(Issue, frozen=True):
+class Fp8PerTensorSizes(Issue):
     """Per-tensor FP8 whose weight or scale byte count is wrong."""
 
     CODE = IssueCode.SIZE
@@ -97,7 +97,7 @@ class Fp8PerTensorSizes(Issue, frozen=True):
     scale_have: int
 
 
-class MxBlocksShape(Issue, frozen=True):
+class MxBlocksShape(Issue):
     """gpt-oss MXFP4 blocks whose last dimension is not 16 bytes."""
 
     CODE = IssueCode.SIZE
@@ -121,7 +121,7 @@ class MxBlocksShape(Issue, frozen=True):
 # -- a safetensors header entry that does not describe its bytes (parsers/safetensors_reader.py)
 
 
-class EntryNotObject(Issue, frozen=True):
+class EntryNotObject(Issue):
     """A header entry that is not a JSON object."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -129,7 +129,7 @@ class EntryNotObject(Issue, frozen=True):
     tensor: str
 
 
-class UnknownDtype(Issue, frozen=True):
+class UnknownDtype(Issue):
     """A dtype the safetensors format does not define."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -144,7 +144,7 @@ class UnknownDtype(Issue, frozen=True):
         return ", ".join(self.names)
 
 
-class ShapeNotList(Issue, frozen=True):
+class ShapeNotList(Issue):
     """A shape that is not a JSON list (shown cut to 200 characters)."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -154,7 +154,7 @@ class ShapeNotList(Issue, frozen=True):
     dims: Any
 
 
-class ShapeNotCounts(Issue, frozen=True):
+class ShapeNotCounts(Issue):
     """A shape list holding something other than a 64-bit count."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -164,7 +164,7 @@ class ShapeNotCounts(Issue, frozen=True):
     dims: list[Any]
 
 
-class EntryOverBudget(Issue, frozen=True):
+class EntryOverBudget(Issue):
     """An entry past one of the scan's budgets (``text`` is the budget's own
     sentence, budgets.py)."""
 
@@ -176,7 +176,7 @@ class EntryOverBudget(Issue, frozen=True):
     budget: str
 
 
-class ShapeOverflow(Issue, frozen=True):
+class ShapeOverflow(Issue):
     """A shape whose element count does not fit 64 bits."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -187,7 +187,7 @@ class ShapeOverflow(Issue, frozen=True):
     expected: ClassVar[str] = "< 2^64"
 
 
-class OffsetsNotPair(Issue, frozen=True):
+class OffsetsNotPair(Issue):
     """data_offsets that are not two 64-bit counts."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -197,7 +197,7 @@ class OffsetsNotPair(Issue, frozen=True):
     offsets: Any
 
 
-class OffsetsReversed(Issue, frozen=True):
+class OffsetsReversed(Issue):
     """data_offsets whose end is before their start."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -207,7 +207,7 @@ class OffsetsReversed(Issue, frozen=True):
     end: int
 
 
-class PartialBytes(Issue, frozen=True):
+class PartialBytes(Issue):
     """A tensor whose values do not fill a whole number of bytes."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -219,7 +219,7 @@ class PartialBytes(Issue, frozen=True):
     bits: int
 
 
-class SpanNotShape(Issue, frozen=True):
+class SpanNotShape(Issue):
     """data_offsets whose span is not the shape times the dtype's width."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -236,7 +236,7 @@ class SpanNotShape(Issue, frozen=True):
 # -- the data region: gaps, overlaps, truncation, trailing bytes (safetensors and GGUF)
 
 
-class Gap(Issue, frozen=True):
+class Gap(Issue):
     """Bytes before a tensor that belong to no tensor."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -252,7 +252,7 @@ class Gap(Issue, frozen=True):
         return self.actual - self.expected
 
 
-class Overlap(Issue, frozen=True):
+class Overlap(Issue):
     """A tensor that starts inside the one before it."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -264,7 +264,7 @@ class Overlap(Issue, frozen=True):
     actual: int
 
 
-class Truncated(Issue, frozen=True):
+class Truncated(Issue):
     """A safetensors tensor whose bytes run past the end of the data region."""
 
     CODE = IssueCode.TRUNCATED
@@ -285,7 +285,7 @@ class Truncated(Issue, frozen=True):
         return max(0, self.region - self.start)
 
 
-class Trailing(Issue, frozen=True):
+class Trailing(Issue):
     """Bytes after the last tensor that belong to no tensor."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -301,7 +301,7 @@ class Trailing(Issue, frozen=True):
         return self.actual - self.expected
 
 
-class GgufNotPacked(Issue, frozen=True):
+class GgufNotPacked(Issue):
     """A GGUF tensor that does not start where ggml's packing puts it."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -313,7 +313,7 @@ class GgufNotPacked(Issue, frozen=True):
     actual: int
 
 
-class _GgufSpan(Issue, frozen=True):
+class _GgufSpan(Issue):
     """A GGUF tensor whose bytes (``expected``) do not fit where they lie."""
 
     DETAIL = ("expected", "actual")
@@ -324,7 +324,7 @@ class _GgufSpan(Issue, frozen=True):
     actual: int
 
 
-class GgufTruncated(_GgufSpan, frozen=True):
+class GgufTruncated(_GgufSpan):
     """A GGUF tensor whose bytes run past the end of the file."""
 
     CODE = IssueCode.TRUNCATED
@@ -332,7 +332,7 @@ class GgufTruncated(_GgufSpan, frozen=True):
             "after {actual:,} (truncated file?)")
 
 
-class GgufOverlap(_GgufSpan, frozen=True):
+class GgufOverlap(_GgufSpan):
     """A GGUF tensor whose bytes run into the next tensor's."""
 
     CODE = IssueCode.BAD_OFFSETS
@@ -343,7 +343,7 @@ class GgufOverlap(_GgufSpan, frozen=True):
 # -- npz archives (parsers/npz_reader.py)
 
 
-class NpzNoLocalHeader(Issue, frozen=True):
+class NpzNoLocalHeader(Issue):
     """A member whose zip local header is not where the directory says."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -353,7 +353,7 @@ class NpzNoLocalHeader(Issue, frozen=True):
     offset: int
 
 
-class NpzHeaderBad(Issue, frozen=True):
+class NpzHeaderBad(Issue):
     """A member whose .npy header does not parse (``why`` says how)."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -363,7 +363,7 @@ class NpzHeaderBad(Issue, frozen=True):
     why: str
 
 
-class NpzObjectArray(Issue, frozen=True):
+class NpzObjectArray(Issue):
     """An object array: a pickle inside the archive."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -373,7 +373,7 @@ class NpzObjectArray(Issue, frozen=True):
     member: str
 
 
-class NpzSizeMismatch(Issue, frozen=True):
+class NpzSizeMismatch(Issue):
     """A member whose shape times its dtype is not its byte count."""
 
     CODE = IssueCode.BAD_TENSOR
@@ -387,7 +387,7 @@ class NpzSizeMismatch(Issue, frozen=True):
     actual: int
 
 
-class NpzTruncated(Issue, frozen=True):
+class NpzTruncated(Issue):
     """A member whose bytes run past the end of the archive."""
 
     CODE = IssueCode.TRUNCATED

@@ -10,7 +10,7 @@ KIND = "index_inconsistency"  # the finding kind whose docs section lists these 
 CODES = (IssueCode.INDEX_INCONSISTENT,)
 
 
-class IndexMetadataNotObject(Issue, frozen=True):
+class IndexMetadataNotObject(Issue):
     """An index whose metadata is not an object."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -18,7 +18,7 @@ class IndexMetadataNotObject(Issue, frozen=True):
     tensor: None
 
 
-class PickleShard(Issue, frozen=True):
+class PickleShard(Issue):
     """A safetensors index that names a pickle-style file."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -29,7 +29,7 @@ class PickleShard(Issue, frozen=True):
     path: str
 
 
-class NotInShard(Issue, frozen=True):
+class NotInShard(Issue):
     """An index entry whose shard's header does not list the tensor."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -39,7 +39,7 @@ class NotInShard(Issue, frozen=True):
     path: str
 
 
-class InSeveralShards(Issue, frozen=True):
+class InSeveralShards(Issue):
     """A tensor that several shards hold."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -57,7 +57,7 @@ class InSeveralShards(Issue, frozen=True):
         return ", ".join(self.shards)
 
 
-class NotInIndex(Issue, frozen=True):
+class NotInIndex(Issue):
     """A shard's tensor that the index does not list."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -71,7 +71,7 @@ class NotInIndex(Issue, frozen=True):
 # -- the parts of a GGUF split (rules/support.py ``split_issues``)
 
 
-class SplitCountsDisagree(Issue, frozen=True):
+class SplitCountsDisagree(Issue):
     """Parts of one split that disagree on split.count."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -86,7 +86,7 @@ class SplitCountsDisagree(Issue, frozen=True):
         return list(self.found)
 
 
-class SplitPartRepeated(Issue, frozen=True):
+class SplitPartRepeated(Issue):
     """A part number that several files of one split carry."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -110,7 +110,7 @@ class SplitPartRepeated(Issue, frozen=True):
         return list(self.files)
 
 
-class SplitPartOutside(Issue, frozen=True):
+class SplitPartOutside(Issue):
     """A part whose number is past its split's count."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
@@ -122,7 +122,7 @@ class SplitPartOutside(Issue, frozen=True):
     n: int
 
 
-class SplitTensorCount(Issue, frozen=True):
+class SplitTensorCount(Issue):
     """A split whose parts hold another number of tensors than it records."""
 
     CODE = IssueCode.INDEX_INCONSISTENT

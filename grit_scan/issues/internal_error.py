@@ -12,7 +12,7 @@ KIND = "internal_error"  # the finding kind whose docs section lists these messa
 CODES = (IssueCode.INTERNAL_ERROR,)
 
 
-class ReaderRaised(Issue, frozen=True):
+class ReaderRaised(Issue):
     """A reader raised: contained to its file."""
 
     CODE = IssueCode.INTERNAL_ERROR
@@ -26,7 +26,7 @@ class ReaderRaised(Issue, frozen=True):
     rule: ClassVar[str] = "reader"
 
 
-class InferenceRaised(Issue, frozen=True):
+class InferenceRaised(Issue):
     """Convention inference raised: contained to its model."""
 
     CODE = IssueCode.INTERNAL_ERROR

@@ -12,7 +12,7 @@ KIND = "missing_shard"  # the finding kind whose docs section lists these messag
 CODES = (IssueCode.MISSING_SHARD,)
 
 
-class ShardMissing(Issue, frozen=True):
+class ShardMissing(Issue):
     """A shard the index names that is not there."""
 
     CODE = IssueCode.MISSING_SHARD
@@ -24,7 +24,7 @@ class ShardMissing(Issue, frozen=True):
     count: int
 
 
-class SplitPartMissing(Issue, frozen=True):
+class SplitPartMissing(Issue):
     """A part of a GGUF split that is not there."""
 
     CODE = IssueCode.MISSING_SHARD
@@ -38,7 +38,7 @@ class SplitPartMissing(Issue, frozen=True):
     here: int
 
 
-class ManifestFileGone(Issue, frozen=True):
+class ManifestFileGone(Issue):
     """A file a grit-manifest.json lists that is not there."""
 
     CODE = IssueCode.MISSING_SHARD

@@ -13,7 +13,7 @@ KIND = "not_representable"  # the finding kind whose docs section lists these me
 CODES = (IssueCode.NOT_REPRESENTABLE,)
 
 
-class NotRepresentable(Issue, frozen=True):
+class NotRepresentable(Issue):
     """A module in a convention GRIT v1 cannot express: ``reason`` is the
     convention's own account (the same text its QTensor carries)."""
 
@@ -34,7 +34,7 @@ class NotRepresentable(Issue, frozen=True):
         return str(self.detail["convention"])
 
 
-class ActOrder(Issue, frozen=True):
+class ActOrder(Issue):
     """GPTQ with desc_act: groups follow g_idx, not contiguous runs."""
 
     CODE = IssueCode.NOT_REPRESENTABLE
@@ -46,7 +46,7 @@ class ActOrder(Issue, frozen=True):
     convention: ClassVar[str] = "gptq"
 
 
-class UnsupportedFile(Issue, frozen=True):
+class UnsupportedFile(Issue):
     """A valid file of a kind grit does not represent (the reader's
     Unsupported text): one line, not a structural finding."""
 

@@ -13,7 +13,7 @@ KIND = None  # no finding: the report lists them as each file's notes
 CODES = (IssueCode.NOTE,)
 
 
-class QweightWithoutScales(Issue, frozen=True):
+class QweightWithoutScales(Issue):
     """A packed-integer module with a qweight and no scales."""
 
     CODE = IssueCode.NOTE
@@ -21,7 +21,7 @@ class QweightWithoutScales(Issue, frozen=True):
     tensor: str
 
 
-class NotGraded(Issue, frozen=True):
+class NotGraded(Issue):
     """A module described but not given a grade (``why`` says why)."""
 
     CODE = IssueCode.NOTE
@@ -31,7 +31,7 @@ class NotGraded(Issue, frozen=True):
     detail: Mapping[str, Any]
 
 
-class UnknownLayout(Issue, frozen=True):
+class UnknownLayout(Issue):
     """A quantised weight and scale in a layout this scanner does not know
     (``what`` names the weight and scale as the convention sees them)."""
 
@@ -43,7 +43,7 @@ class UnknownLayout(Issue, frozen=True):
     known: str
 
 
-class Fp8ScalesUnmatched(Issue, frozen=True):
+class Fp8ScalesUnmatched(Issue):
     """FP8 scales whose count matches no FP8 layout."""
 
     CODE = IssueCode.NOTE
@@ -56,7 +56,7 @@ class Fp8ScalesUnmatched(Issue, frozen=True):
     cols: int
 
 
-class UnusedNoScale(Issue, frozen=True):
+class UnusedNoScale(Issue):
     """An FP8/FP4 tensor that no convention consumed and that has no weight
     scale beside it."""
 
@@ -67,7 +67,7 @@ class UnusedNoScale(Issue, frozen=True):
     dtype: str
 
 
-class UnusedScaleLayout(Issue, frozen=True):
+class UnusedScaleLayout(Issue):
     """An FP8/FP4 tensor that no convention consumed, beside a weight scale
     in a layout no convention describes."""
 
@@ -79,7 +79,7 @@ class UnusedScaleLayout(Issue, frozen=True):
     scale: str
 
 
-class TotalSizeNotCount(Issue, frozen=True):
+class TotalSizeNotCount(Issue):
     """An index total_size that is not a byte count."""
 
     CODE = IssueCode.NOTE
@@ -88,7 +88,7 @@ class TotalSizeNotCount(Issue, frozen=True):
     value: Any
 
 
-class TotalSizeDiffers(Issue, frozen=True):
+class TotalSizeDiffers(Issue):
     """An index total_size other than the bytes the shards' tensors hold."""
 
     CODE = IssueCode.NOTE
@@ -99,7 +99,7 @@ class TotalSizeDiffers(Issue, frozen=True):
     actual: int
 
 
-class SourceNote(Issue, frozen=True):
+class SourceNote(Issue):
     """A remote source's own remark about a file it served."""
 
     CODE = IssueCode.NOTE
@@ -109,7 +109,7 @@ class SourceNote(Issue, frozen=True):
     note: str
 
 
-class RawAsBfloat16(Issue, frozen=True):
+class RawAsBfloat16(Issue):
     """npz members of two raw bytes, read as bfloat16."""
 
     CODE = IssueCode.NOTE
@@ -119,7 +119,7 @@ class RawAsBfloat16(Issue, frozen=True):
     count: int
 
 
-class NpzNotArray(Issue, frozen=True):
+class NpzNotArray(Issue):
     """An npz member that is not a .npy array."""
 
     CODE = IssueCode.NOTE
@@ -128,7 +128,7 @@ class NpzNotArray(Issue, frozen=True):
     member: str
 
 
-class NpzColumnMajor(Issue, frozen=True):
+class NpzColumnMajor(Issue):
     """An npz member stored column-major."""
 
     CODE = IssueCode.NOTE
@@ -138,7 +138,7 @@ class NpzColumnMajor(Issue, frozen=True):
     member: str
 
 
-class GradeNotCanonical(Issue, frozen=True):
+class GradeNotCanonical(Issue):
     """A grade string not written in its canonical form."""
 
     CODE = IssueCode.NOTE

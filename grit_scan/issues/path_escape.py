@@ -10,7 +10,7 @@ KIND = "path_escape"  # the finding kind whose docs section lists these messages
 CODES = (IssueCode.PATH_ESCAPE,)
 
 
-class IndexEscape(Issue, frozen=True):
+class IndexEscape(Issue):
     """An index entry whose shard path would leave the scanned directory."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -22,7 +22,7 @@ class IndexEscape(Issue, frozen=True):
     why: str  # how it would leave (parsers/index.py ``escapes``)
 
 
-class ManifestEscape(Issue, frozen=True):
+class ManifestEscape(Issue):
     """A manifest path that would leave the manifest's directory."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -34,7 +34,7 @@ class ManifestEscape(Issue, frozen=True):
     why: str
 
 
-class ManifestLinkEscape(Issue, frozen=True):
+class ManifestLinkEscape(Issue):
     """A manifest path that resolves (through a link) outside the tree."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -44,7 +44,7 @@ class ManifestLinkEscape(Issue, frozen=True):
     path: str
 
 
-class RemoteListingEscape(Issue, frozen=True):
+class RemoteListingEscape(Issue):
     """A remote listing that names a path outside its root."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -55,7 +55,7 @@ class RemoteListingEscape(Issue, frozen=True):
     why: str
 
 
-class RemoteCode(Issue, frozen=True):
+class RemoteCode(Issue):
     """A config.json auto_map entry that loads code from another repository."""
 
     CODE = IssueCode.PATH_ESCAPE
@@ -66,7 +66,7 @@ class RemoteCode(Issue, frozen=True):
     path: str
 
 
-class UnsafeRemotePath(Issue, frozen=True):
+class UnsafeRemotePath(Issue):
     """A remote address refused as unsafe (the refusal's text)."""
 
     CODE = IssueCode.PATH_ESCAPE

@@ -12,7 +12,7 @@ KIND = "reference_refuses"  # the finding kind whose docs section lists these me
 CODES = (IssueCode.REFERENCE,)
 
 
-class ReferenceOpens(Issue, frozen=True):
+class ReferenceOpens(Issue):
     """The safetensors library opens the file."""
 
     CODE = IssueCode.REFERENCE
@@ -23,7 +23,7 @@ class ReferenceOpens(Issue, frozen=True):
     opens: ClassVar[bool] = True
 
 
-class ReferenceRefuses(Issue, frozen=True):
+class ReferenceRefuses(Issue):
     """The safetensors library refuses the file (its error's text)."""
 
     CODE = IssueCode.REFERENCE

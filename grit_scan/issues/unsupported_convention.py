@@ -10,7 +10,7 @@ KIND = "unsupported_convention"  # the finding kind whose docs section lists the
 CODES = (IssueCode.UNSUPPORTED,)
 
 
-class Unclaimed(Issue, frozen=True):
+class Unclaimed(Issue):
     """Tensors that look quantised and no convention claims."""
 
     CODE = IssueCode.UNSUPPORTED

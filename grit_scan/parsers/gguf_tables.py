@@ -33,10 +33,9 @@ import sys
 import zlib
 from collections.abc import Mapping
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-TABLE = Path(__file__).with_name("gguf_tables.json")
+TABLE = os.path.join(os.path.dirname(__file__), "gguf_tables.json")  # os.path: start-up
 SOURCES = ("constants.py", "tensor_mapping.py")
 
 
@@ -67,7 +66,8 @@ def installed_sources() -> dict[str, int] | None:
     out = {}
     for name in SOURCES:
         try:
-            out[name] = zlib.crc32(Path(where[0], name).read_bytes())
+            with open(os.path.join(where[0], name), "rb") as fh:
+                out[name] = zlib.crc32(fh.read())
         except OSError:
             return None
     return out
@@ -79,7 +79,8 @@ def current() -> dict[str, Any] | None:
     otherwise (no table, a damaged one, another gguf: ask gguf).  Read once
     a process: the file ships with the package and never changes."""
     try:
-        table = json.loads(TABLE.read_text(encoding="utf-8"))
+        with open(TABLE, encoding="utf-8") as fh:
+            table = json.loads(fh.read())
     except (OSError, ValueError):
         return None
     if not isinstance(table, dict) or table.get("sources") != installed_sources():
@@ -183,8 +184,9 @@ def generate() -> str:
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[0]) if argv else TABLE
-    path.write_text(generate(), encoding="utf-8")
+    path = argv[0] if argv else TABLE
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(generate())
     print(f"wrote {path}")
     return 0
 

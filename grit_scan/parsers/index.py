@@ -11,12 +11,12 @@ shard that lacks them, tensors present in two shards, unindexed tensors, and
 from __future__ import annotations
 
 import functools
+import ntpath
 import os
 import re
 from collections import Counter
 from collections.abc import Collection, Mapping
 from operator import contains
-from pathlib import PureWindowsPath
 from typing import Any, NamedTuple
 
 from ..artifact import Artifact, ArtifactDraft
@@ -47,7 +47,7 @@ def escapes(rel: str) -> str | None:
         return "a NUL byte in the path"
     if rel.startswith(("/", "\\")) or os.path.isabs(rel):
         return "an absolute path"
-    if re.match(_DRIVE, rel) or PureWindowsPath(rel).drive:
+    if re.match(_DRIVE, rel) or ntpath.splitdrive(rel)[0]:
         return "a drive-qualified path"
     if rel.startswith("\\\\") or rel.startswith("//"):
         return "a UNC path"

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import re
-from urllib.parse import quote
 
 # Characters never shown raw: C0 controls, DEL, C1 controls, the bidi
 # formatting characters (LRM, RLM, ALM, LRE..RLO, LRI..PDI), zero-width
@@ -100,6 +99,8 @@ def uri_path(path: str) -> str:
     separators kept, everything outside the unreserved set encoded (UTF-8;
     an undecodable byte of a file name as itself, ``%FF``; any other lone
     surrogate as its UTF-8-style bytes, so a URI is always made)."""
+    from urllib.parse import quote  # here: only SARIF writes URIs (start-up)
+
     p = path.replace("\\", "/")
     try:
         return quote(p, safe="/", errors="surrogateescape")

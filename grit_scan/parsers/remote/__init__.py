@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import re
 import threading
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -264,6 +263,8 @@ def redact(url: str) -> str:
     """``url`` fit for a message or a report: a user name and password
     become ``***`` and every query value ``***`` (presigned URLs carry
     their signature, credential and token there); the rest is unchanged."""
+    import urllib.parse  # here: a scan of local paths never needs it (start-up)
+
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
@@ -279,6 +280,8 @@ def redact(url: str) -> str:
 def secrets_of(url: str) -> list[str]:
     """The secret strings of ``url`` (password, user name, query values), as
     written and percent-decoded: no message may contain them."""
+    import urllib.parse  # as in redact()
+
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
