@@ -102,6 +102,34 @@ def field(*, default_factory: Callable[[], _T]) -> _T:
     return cast("_T", _Factory(default_factory))  # typed as the field's value, for mypy
 
 
+def _constructor(cls: type) -> Callable[..., None]:
+    """``cls``'s ``__init__``: its fields as parameters, in order, with their
+    defaults, each stored as it is (what a dataclass's generated
+    ``__init__`` does).  Made when the variant's first record is, so that
+    a process pays for the variants it makes, not for all 125 (start-up):
+    a record then costs about what a dataclass's does."""
+    fields: tuple[str, ...] = getattr(cls, "FIELDS")  # noqa: B009  (set by _RecordType)
+    defaults: dict[str, Any] = getattr(cls, "_DEFAULTS")  # noqa: B009
+    env: dict[str, Any] = {"_put": object.__setattr__, "_NO_DEFAULT": _NO_DEFAULT}
+    params, body = [], []
+    for name in fields:
+        if name not in defaults:
+            params.append(name)
+        elif type(defaults[name]) is _Factory:
+            env[f"_make_{name}"] = defaults[name].make
+            params.append(f"{name}=_NO_DEFAULT")
+            body.append(f" if {name} is _NO_DEFAULT: {name} = _make_{name}()")
+        else:
+            env[f"_default_{name}"] = defaults[name]
+            params.append(f"{name}=_default_{name}")
+        body.append(f" _put(self, {name!r}, {name})")
+    text = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or [" pass"])
+    exec(text, env)  # noqa: S102  (names are the class's own identifiers)
+    init: Callable[..., None] = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
 def _class_var(annotation: object) -> bool:
     text = annotation if isinstance(annotation, str) else repr(annotation)
     return text.startswith(("ClassVar", "typing.ClassVar"))
@@ -113,10 +141,11 @@ class _RecordType(type):
     annotates (``ClassVar``s apart), after those of the variant it extends.
 
     Declared like a dataclass and read by mypy as one (``dataclass_transform``),
-    but made without generating code per class: 125 dataclasses cost about
-    55 ms of every grit process's start-up, and msgspec's ``Struct``, which
-    stop 38 used instead, about 18 ms for importing msgspec
-    (docs/performance.md, "Stop 39"); these classes cost well under 1 ms."""
+    but cheaper to make: 125 dataclasses cost about 55 ms of every grit
+    process's start-up, and msgspec's ``Struct``, which stop 38 used
+    instead, about 18 ms for importing msgspec (docs/performance.md, "Stop
+    39"); these 125 classes cost well under 1 ms, and a variant's
+    constructor is made when its first record is (``_first_init``)."""
 
     def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _RecordType:
         fields: tuple[str, ...] = ()
@@ -134,7 +163,17 @@ class _RecordType(type):
         ns["__slots__"] = tuple(own)
         ns["FIELDS"] = fields + tuple(own)
         ns["_DEFAULTS"] = defaults
+        ns.setdefault("__init__", _first_init)  # each variant its own constructor
         return super().__new__(mcls, name, bases, ns)
+
+
+def _first_init(self: Any, *args: Any, **kw: Any) -> None:
+    """A variant's ``__init__`` until its first record: makes the variant's
+    constructor (``_constructor``), which replaces it, and uses it."""
+    cls = type(self)
+    init = _constructor(cls)
+    type.__setattr__(cls, "__init__", init)
+    init(self, *args, **kw)
 
 
 class Issue(metaclass=_RecordType):
@@ -165,28 +204,6 @@ class Issue(metaclass=_RecordType):
         super().__init_subclass__(**kw)
         if "CODE" in cls.__dict__:
             setattr(cls, "code", cls.CODE)  # noqa: B010  (mypy: a property in its eyes)
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        names = self.FIELDS
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}: {len(args)} values for "
-                            f"{len(names)} fields")
-        put = object.__setattr__
-        for name, value in zip(names, args):
-            put(self, name, value)
-        for name in names[len(args):]:
-            if name in kw:
-                value = kw.pop(name)
-            else:
-                value = self._DEFAULTS.get(name, _NO_DEFAULT)
-                if value is _NO_DEFAULT:
-                    raise TypeError(f"{type(self).__name__}: missing field {name!r}")
-                if type(value) is _Factory:
-                    value = value.make()
-            put(self, name, value)
-        if kw:
-            raise TypeError(f"{type(self).__name__}: no field {next(iter(kw))!r} "
-                            "(or given twice)")
 
     def values(self) -> tuple[Any, ...]:
         """The fields' values, in ``FIELDS`` order."""
