@@ -73,3 +73,65 @@ def test_an_unreadable_file_is_not_said_to_hold_nothing_quantised(tmp_path: Path
     # a readable file of floats under the same config is stale: declared_mismatch
     (tmp_path / "model.safetensors").write_bytes((8).to_bytes(8, "little") + b"{}      ")
     assert [str(f.kind) for f in grit_scan.scan([str(tmp_path)]).findings] == ["declared_mismatch"]
+
+
+def _grit_sample_declaring(tmp_path: Path, declared: dict[str, object]) -> grit_scan.Report:
+    """fixtures/sample/llama-mxfp4 (4 tensors a __grit__ header describes as
+    MXFP4: E2M1 elements, 32 to a scale, OCP MX) under a config that
+    declares ``declared``."""
+    import json
+    import shutil
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "sample" / "llama-mxfp4"
+    shutil.copytree(src, tmp_path / "m")
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["quantization_config"] = declared
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    return grit_scan.scan([str(tmp_path / "m")])
+
+
+def test_a_grit_header_does_not_silence_the_config(tmp_path: Path) -> None:
+    """A loader that follows config.json reads the bytes as GPTQ 4-bit in
+    groups of 128; the GRIT header says groups of 32: the contradiction is
+    reported, not outranked into silence."""
+    r = _grit_sample_declaring(tmp_path, {"quant_method": "gptq", "bits": 8, "group_size": 128})
+    got = sorted((f.detail["field"], f.detail["declared"], f.detail["actual"],  # type: ignore[attr-defined]
+                  f.detail["count"]) for f in r.findings  # type: ignore[attr-defined]
+                 if str(f.kind) == "declared_mismatch")
+    assert got == [("bits", "8", "4", 4), ("group_size", "128", "32", 4)]
+
+
+def test_a_grit_header_agreeing_with_the_config_is_quiet(tmp_path: Path) -> None:
+    """The same bits and group size under another producer's format name:
+    GRIT may annotate that producer's layout, so the name alone is no
+    contradiction."""
+    r = _grit_sample_declaring(tmp_path, {"quant_method": "compressed-tensors",
+                                          "format": "mxfp4-pack-quantized", "bits": 4,
+                                          "group_size": 32})
+    assert "declared_mismatch" not in {str(f.kind) for f in r.findings}
+
+
+@pytest.mark.parametrize(("fmt", "contradicted"), [("int-quantized", False),
+                                                   ("pack-quantized", True)])
+def test_a_grit_header_of_int8_bytes_under_a_narrower_declaration(
+        tmp_path: Path, fmt: str, contradicted: bool) -> None:
+    """compressed-tensors int-quantized keeps b-bit values in int8 bytes, so a
+    GRIT header saying s8 (8 bits) does not contradict a declared 4; a
+    declaration whose bytes would be packed 4-bit does."""
+    import json
+
+    import numpy as np
+
+    from grit_scan.codec import grade as G
+    from grit_scan.codec.encode import encode
+    from grit_scan.writers import GritTensor, write_grit_safetensors
+
+    w = np.random.default_rng(3).standard_normal((32, 64)).astype(np.float32)
+    enc = encode(w, G.GRADE_I8S24, 1)  # e=s8, k0=32
+    write_grit_safetensors(tmp_path / "model.safetensors",
+                           [GritTensor.from_encoded("model.layers.0.mlp.down_proj.weight", enc)])
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
+        "quant_method": "compressed-tensors", "format": fmt, "bits": 4, "group_size": 32}}))
+    got = [(f.detail["field"], f.detail["declared"], f.detail["actual"])  # type: ignore[attr-defined]
+           for f in grit_scan.scan([str(tmp_path)]).findings if str(f.kind) == "declared_mismatch"]
+    assert got == ([("bits", "4", "8")] if contradicted else [])

@@ -34,7 +34,10 @@ declares bits, a group size, a `weight_block_size` or a format that the
 bytes contradict (whether or not the convention is representable in GRIT) — or
 declares a quantisation a convention recognises for a checkpoint whose
 tensors are not quantised (a method no convention recognises is
-`unsupported_convention` instead).
+`unsupported_convention` instead). A tensor a GRIT header describes is
+held to the declared bits and group size too (a loader that follows the
+config reads its bytes that way), but not to the declared format's name:
+GRIT may annotate any producer's layout.
 
 Example (`fixtures/broken/declared-contradicts`):
 
@@ -99,13 +102,19 @@ def _contradictions(q: QTensor, dec: dict[str, Any],
                     exp: tuple[str, tuple[str, ...]] | None) -> list[Contradiction]:
     """What the bytes of one tensor say against the declaration."""
     out: list[Contradiction] = []
-    if q.convention == "grit":
-        return out  # a GRIT header outranks the config; explain covers it
+    grit = q.convention == "grit"
+    if grit:
+        # a GRIT header states the layout exactly, and a loader that follows
+        # the config reads the bytes as the config says: its bits and group
+        # size are held to the header's.  Its format name is not: GRIT may
+        # annotate any producer's layout (RULE's doc)
+        exp = None
     bits, k0 = _bits_group(q)
     db, dg = dec.get("bits"), dec.get("group_size")
     # compressed-tensors int-quantized keeps b-bit values in int8 bytes (e=s8):
     # a declared b < 8 is not contradicted by the header
-    narrow = q.convention == "compressed-tensors-int" and isinstance(db, int) and db < 8
+    narrow = (q.convention == "compressed-tensors-int" or grit and dec.get(
+        "format") == "int-quantized") and isinstance(db, int) and db < 8
     if isinstance(db, int) and bits is not None and db != bits and q.desc is not None \
             and not narrow:
         out.append(("bits", str(db), str(bits)))
