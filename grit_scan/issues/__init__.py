@@ -153,6 +153,11 @@ class _RecordType(type):
         for base in bases:
             fields += getattr(base, "FIELDS", ())
             defaults.update(getattr(base, "_DEFAULTS", {}))
+        if "__annotate__" in ns and "__annotations__" not in ns:
+            # Python 3.14's deferred annotations: the fields are read from the
+            # class body's annotations as text
+            raise TypeError(f"{name}: declare variants under "
+                            "'from __future__ import annotations'")
         own = [k for k, t in ns.get("__annotations__", {}).items()
                if not _class_var(t) and k not in fields]
         for k in own:
