@@ -227,14 +227,16 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
     names_at = cols.names
     kinds, vals = ctx.out.column_arrays()
     add_kind, add_val = kinds.append, vals.append
-    # Modules are taken out as they are done (the names list is consumed from
-    # its end): what a module's entry held is free for its QTensor, and the
-    # whole map is never alive beside every QTensor (peak memory)
-    # (as a list: a dict's table never shrinks as entries are taken out)
-    order = sorted(modules.items(), reverse=True)
+    # Modules are taken out as they are done (the sorted names are consumed
+    # from their end): what a module's entry held is free for its QTensor
+    # (peak memory).  The names alone are sorted, not the map's items: a
+    # tuple per module beside the whole map was the peak of a scan whose
+    # every metadata tensor is a module (about 20 MB at 500 shards of HQQ)
+    order = sorted(modules, reverse=True)
+    flats = list(map(modules.__getitem__, order))
     del modules
     while order:
-        mod, flat = order.pop()
+        mod, flat = order.pop(), flats.pop()
         gs: tuple[int, ...] = flat[1::2]  # type: ignore[assignment]
         key = (flat[0::2], tuple(map(sig_at, gs)))
         hit = fast.get(key)
