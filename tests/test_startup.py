@@ -96,8 +96,7 @@ NEVER_COMPILED = {
     r"(?<=\.)\d+(?=\.)|^\d+(?=\.)", r"-\d{5}-of-\d{5}(?=\.gguf$)", r"(?<=[(,])k0=\d+",
     r"(proj|fc\d?|dense|linear|query|key|value|experts|wqkv|qkv|w[123])$",
     r"(embed|norm|lm_head|wte|wpe|router|gate\.weight$)", r"[0-9a-fA-F]{32}",
-    r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$", r"(?<=\.)\d+(?=\.|$)", r"\d+",
-    r"^[A-Za-z]:"}
+    r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$", r"(?<=\.)\d+(?=\.|$)", r"\d+"}
 
 # The same run, listing at exit the patterns re has compiled (its cache).
 PROBE_RE = """

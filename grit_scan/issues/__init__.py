@@ -248,10 +248,9 @@ class Issue(metaclass=_RecordType):
     def renamed(self, tensor: str) -> Issue:
         """The same issue for the tensor ``tensor`` (variants whose first
         field is ``tensor``)."""
-        names = self.FIELDS
-        assert names and names[0] == "tensor", type(self).__name__
+        assert self.FIELDS[:1] == ("tensor",), type(self).__name__
         cls: Any = type(self)
-        made: Issue = cls(tensor, *[getattr(self, n) for n in names[1:]])
+        made: Issue = cls(tensor, *self.values()[1:])
         return made
 
     def others(self) -> tuple[Any, ...]:

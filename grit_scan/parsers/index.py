@@ -33,7 +33,6 @@ from ..issues.notes import TotalSizeDiffers, TotalSizeNotCount
 from ..issues.path_escape import IndexEscape
 from . import budgets
 
-_DRIVE = r"^[A-Za-z]:"  # compiled where first used (re's cache), not at import (start-up)
 CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 
 
@@ -47,7 +46,7 @@ def escapes(rel: str) -> str | None:
         return "a NUL byte in the path"
     if rel.startswith(("/", "\\")) or os.path.isabs(rel):
         return "an absolute path"
-    if re.match(_DRIVE, rel) or ntpath.splitdrive(rel)[0]:
+    if ntpath.splitdrive(rel)[0]:  # Windows' rules: any `X:` (a letter's among them)
         return "a drive-qualified path"
     if rel.startswith("\\\\") or rel.startswith("//"):
         return "a UNC path"
