@@ -40,3 +40,16 @@ def test_a_model_s_modules() -> None:
     assert _first_under(names, want) == {"model.layers.0.mlp.down_proj": 0,
                                          "model.layers.0.mlp.down_proj.weight": 2,
                                          "model.layers.1.mlp.up_proj": 4, "model": 0}
+
+
+many = st.lists(st.sampled_from(["a", "b", *(f"c{k}" for k in range(12))]), min_size=1,
+                max_size=4).map(".".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(many, max_size=30), st.sets(many, min_size=9, max_size=30))
+def test_many_last_components_wanted(names: list[str], want: set[str]) -> None:
+    # past _MAX_PROBES distinct last components no substring pass is made:
+    # every name is split, and the answer is the same
+    assert _first_under(names, want) == definition(names, want)
+    assert _first_under(names, want, 2) == definition(names, want)

@@ -24,8 +24,8 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from itertools import accumulate, chain, compress, islice, repeat
-from operator import add, attrgetter, is_, itemgetter, methodcaller, ne, or_
+from itertools import accumulate, chain, compress, islice
+from operator import add, attrgetter, itemgetter, methodcaller, ne, or_
 from typing import TYPE_CHECKING
 
 from ..artifact import (
@@ -418,10 +418,16 @@ def _holders(names: set[str], added: Sequence[_Added]) -> dict[str, _Added]:
     """Which shard's new record holds the quantised tensor of each of
     ``names`` (the first, for a name two shards hold)."""
     out: dict[str, _Added] = {}
+    left = set(names)
     for more in added:
-        for name in more.quantized.names():
-            if name in names and name not in out:
-                out[name] = more
+        if not left:
+            break
+        # set operations at C speed: a 500-shard model's not-representable
+        # modules name 100,000 or more tensors here
+        found = left.intersection(more.quantized.names())
+        if found:
+            out.update(dict.fromkeys(found, more))
+            left -= found
     return out
 
 
@@ -437,20 +443,28 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
     does not know gives one issue per module, and a scan per issue would be
     hours on 400,000 tensors."""
     tensors: list[str | None] = list(map(_TENSOR, issues))
-    if tensors.count(None) == len(tensors):
+    named = {t for t in tensors if t is not None}
+    if not named:
         return [None] * len(tensors)
-    # C-level passes: a lookup of every name (None finds nothing), then the
-    # names not found, looked for as modules
-    got: list[int | None] = list(map(cols.index().get, tensors))  # type: ignore[arg-type]
-    want = set(compress(tensors, map(is_, got, repeat(None))))
-    want.discard(None)
+    # C-level passes: which names are stored tensors (a set operation: a
+    # not-representable convention's issues name a logical ``mod.weight``
+    # no file lists, and the name -> position map of 400,000 tensors is
+    # then not built), a lookup of each where some are, then the names not
+    # found, looked for as modules
+    stored = named.intersection(cols.names)
+    got: list[int | None] = (list(map(cols.index().get, tensors))  # type: ignore[arg-type]
+                             if stored else [None] * len(tensors))
+    want = named - stored
     if not want:
         return got
-    first = _first_under(cols.names, want)  # type: ignore[arg-type]  # None discarded
+    first = _first_under(cols.names, want)
+    if not first:
+        return got
     return [first.get(t) if g is None and t is not None else g for t, g in zip(tensors, got)]
 
 
 _RPARTITION, _LAST = methodcaller("rpartition", "."), itemgetter(2)
+_MAX_PROBES = 8  # _first_under's substring passes before the split
 _DOTS = methodcaller("count", ".")
 
 
@@ -467,13 +481,21 @@ def _first_under(names: Sequence[str], want: set[str], chunk: int = 4096) -> dic
     # start with that name and a dot: one substring test a name (C-level)
     # first, so that names nothing wanted can head are not split (a GPTQ
     # model's refusals name ``mod.weight``, which heads no stored name)
-    probes = {last + "." for last in map(_LAST, map(_RPARTITION, want))}
-    keep: list[bool] = []
-    for p in probes:
-        hit = list(map(methodcaller("__contains__", p), names))
-        keep = hit if not keep else list(map(or_, keep, hit))
-    pos = list(compress(range(len(names)), keep))
-    names = list(compress(names, keep))
+    # (a list comprehension: ``map(methodcaller("__contains__", p), ...)``
+    # took three times as long).  Past a few probes a pass each would cost
+    # more than the split it saves: every name is kept
+    probes = {last + "." for last in set(map(_LAST, map(_RPARTITION, want)))}
+    if len(probes) <= _MAX_PROBES:
+        keep: list[bool] = []
+        for p in probes:
+            hit = [p in n for n in names]
+            keep = hit if not keep else list(map(or_, keep, hit))
+        if not any(keep):
+            return first
+        pos = list(compress(range(len(names)), keep))
+        names = list(compress(names, keep))
+    else:
+        pos = list(range(len(names)))
     for d in set(map(_DOTS, want)):
         split = methodcaller("split", ".", d + 1)
         head = itemgetter(slice(0, d + 1))
