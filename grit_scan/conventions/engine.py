@@ -10,7 +10,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, count, repeat
+from itertools import compress, count, repeat
 from operator import add, getitem, methodcaller, mul, ne, sub
 from typing import Any, overload
 
@@ -218,17 +218,15 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
     del seen
     sig_at = sigs.__getitem__
     plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
-    # a signature whose plan is replayed by its PlanReplays (``_Replayed``):
-    # such a module costs two array entries in ctx.out and its parts'
-    # positions here, and a slot in the issues if the plan has one (and
-    # its issue's name, when no part gives it); what the plan does with
-    # them is done for all of a signature's modules at once, after the
-    # loop (200,000 modules)
-    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Replayed] = {}
+    # a signature whose plan is replayed by its PlanReplays: (that Replays'
+    # index in ctx.out, the plan, the Replays' ``add``); such a module costs
+    # two array entries and its parts' distances (and its issue, if the plan
+    # has one), added here (200,000 modules)
+    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]],
+               tuple[int, _Plan, Callable[[tuple[int, ...]], int]]] = {}
+    names_at = cols.names
     kinds, vals = ctx.out.column_arrays()
     add_kind, add_val = kinds.append, vals.append
-    issues = log.issues
-    add_slot = issues.append
     # Modules are taken out as they are done (the sorted names are consumed
     # from their end): what a module's entry held is free for its QTensor
     # (peak memory).  The names alone are sorted, not the map's items: a
@@ -243,14 +241,14 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
         key = (flat[0::2], tuple(map(sig_at, gs)))
         hit = fast.get(key)
         if hit is not None:
-            add_kind(hit.k)
-            add_val(gs[hit.anchor])
-            hit.parts.extend(gs)
-            if hit.slots is not None:
-                hit.slots.append(len(issues))
-                add_slot(None)  # type: ignore[arg-type]  # filled by ``_Replayed.finish``
-                if hit.names is not None:
-                    hit.names.append(mod + hit.tail)
+            add_kind(hit[0])
+            done, keep = hit[1], hit[2]
+            add_val(keep(gs))
+            for k in done.used:
+                used[gs[k]] = 1
+            if done.issue is not None:
+                done.add_issue(log, names_at[gs[done.part]] if done.part >= 0
+                               else mod + done.tail)
             continue
         plan = plans.get(key, _UNSEEN)
         if plan is _NOTHING:
@@ -270,9 +268,7 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
             del log.issues[n_issues:]
         plan.apply(ctx, mod, gs)
         maker = ctx.makers[id(plan)]
-        fast[key] = _Replayed(ctx.out.maker_index(maker), maker)
-    for replayed in fast.values():
-        replayed.finish(used, issues, cols.names)
+        fast[key] = (ctx.out.maker_index(maker), plan, maker.add)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
@@ -415,45 +411,6 @@ class _Plan:
         log.issues.append(variant(name, *rest))
 
 
-class _Replayed:
-    """The modules of one signature ``infer`` replays its plan on, beyond
-    the first: their parts' positions, one module after the other, and, if
-    the plan has an issue, each one's place in the issues (a None until
-    ``finish``) and, when the issue is named after the module rather than
-    a part, its name.  ``finish`` does for all of them at once what
-    ``_Plan.apply`` does for one (performance: a Python call and a loop a
-    module were a third of ``infer``'s time on 200,000 modules)."""
-
-    __slots__ = ("k", "maker", "anchor", "tail", "parts", "slots", "names")
-
-    def __init__(self, k: int, maker: PlanReplays) -> None:
-        self.k, self.maker = k, maker  # its index in ctx.out, and the plan's Replays
-        plan = maker.plan
-        self.anchor, self.tail = maker.anchor, plan.tail
-        self.parts = array("q")
-        self.slots: array[int] | None = array("q") if plan.issue is not None else None
-        self.names: list[str] | None = (
-            [] if plan.issue is not None and plan.part < 0 else None)
-
-    def finish(self, used: bytearray, issues: list[Issue], names: Sequence[str]) -> None:
-        """The modules' rows in the Replays, their consumed parts marked in
-        ``used``, and their issues put in their places in ``issues``."""
-        parts, maker = self.parts, self.maker
-        if not parts:
-            return
-        plan, n = maker.plan, maker.n
-        maker.add_parts(parts)
-        for k in plan.used:
-            any(map(used.__setitem__, parts[k::n], repeat(1)))  # C speed: each gives None
-        if self.slots is None or plan.issue is None:
-            return
-        variant, rest = plan.issue
-        named: Iterable[str] = (self.names if self.names is not None
-                                else map(names.__getitem__, parts[plan.part::n]))
-        made = map(variant, named, *map(repeat, rest))
-        any(map(issues.__setitem__, self.slots, made))
-
-
 class PlanReplays:
     """The QTensors one ``_Plan`` is replayed into, each made from the
     position ``g`` of its module's anchor part (artifact.Replays): the data
@@ -495,15 +452,6 @@ class PlanReplays:
         self.rows[g] = len(self.dist)
         self.dist.extend([x - g for x in gs])
         return g
-
-    def add_parts(self, parts: Sequence[int]) -> None:
-        """``add`` of each module whose parts are at ``parts``, ``n`` a
-        module one after the other, in C-level passes."""
-        n = self.n
-        anchors = parts[self.anchor::n]
-        start = len(self.dist)
-        any(map(self.rows.__setitem__, anchors, range(start, start + len(parts), n)))
-        self.dist.extend(map(sub, parts, chain.from_iterable(map(repeat, anchors, repeat(n)))))
 
     def at(self, g: int, part: int) -> int:
         """The position of part ``part`` of the module at ``g``."""
