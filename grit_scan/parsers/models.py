@@ -24,9 +24,9 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from itertools import accumulate, chain, compress, islice
-from operator import add, attrgetter, itemgetter, methodcaller, ne, or_
-from typing import TYPE_CHECKING
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, attrgetter, is_, itemgetter, methodcaller, ne, or_
+from typing import TYPE_CHECKING, cast
 
 from ..artifact import (
     Artifact,
@@ -418,16 +418,10 @@ def _holders(names: set[str], added: Sequence[_Added]) -> dict[str, _Added]:
     """Which shard's new record holds the quantised tensor of each of
     ``names`` (the first, for a name two shards hold)."""
     out: dict[str, _Added] = {}
-    left = set(names)
     for more in added:
-        if not left:
-            break
-        # set operations at C speed: a 500-shard model's not-representable
-        # modules name 100,000 or more tensors here
-        found = left.intersection(more.quantized.names())
-        if found:
-            out.update(dict.fromkeys(found, more))
-            left -= found
+        for name in more.quantized.names():
+            if name in names and name not in out:
+                out[name] = more
     return out
 
 
@@ -443,18 +437,24 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
     does not know gives one issue per module, and a scan per issue would be
     hours on 400,000 tensors."""
     tensors: list[str | None] = list(map(_TENSOR, issues))
-    named = {t for t in tensors if t is not None}
+    named = set(tensors)
+    named.discard(None)
     if not named:
         return [None] * len(tensors)
-    # C-level passes: which names are stored tensors (a set operation: a
-    # not-representable convention's issues name a logical ``mod.weight``
-    # no file lists, and the name -> position map of 400,000 tensors is
-    # then not built), a lookup of each where some are, then the names not
-    # found, looked for as modules
-    stored = named.intersection(cols.names)
-    got: list[int | None] = (list(map(cols.index().get, tensors))  # type: ignore[arg-type]
-                             if stored else [None] * len(tensors))
-    want = named - stored
+    # C-level passes: whether any issue names a stored tensor (a set test
+    # that stops at the first: a not-representable convention's issues name
+    # a logical ``mod.weight`` no file lists, and the name -> position map
+    # of 400,000 tensors then is not built), a lookup of every name where
+    # one does (None finds nothing), then the names not found, looked for
+    # as modules
+    if named.isdisjoint(cols.names):
+        got: list[int | None] = [None] * len(tensors)
+        want = cast("set[str]", named)  # None discarded
+    else:
+        got = list(map(cols.index().get, tensors))  # type: ignore[arg-type]
+        left = set(compress(tensors, map(is_, got, repeat(None))))
+        left.discard(None)
+        want = cast("set[str]", left)
     if not want:
         return got
     first = _first_under(cols.names, want)

@@ -1,6 +1,7 @@
 """Pieces several kind modules share (no checks of their own live here).
 
-* ``issue_findings``: reader issues (``IssueCode``) -> findings of one rule;
+* ``issue_findings``: reader issues (``IssueCode``) -> findings of one rule
+  (``issues_with``: the issues of some codes);
 * ``split_issues``: what is wrong with the parts of each GGUF split set
   (missing, extra or duplicated parts, counts that disagree), which the
   missing_shard and index_inconsistency kinds report;
@@ -19,8 +20,8 @@ import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, itemgetter
 from typing import TypeVar
 
 from ..artifact import Artifact, Format, QTensor, ScanInput, Source
@@ -45,7 +46,27 @@ def issue_findings(art: Artifact, rule: Rule, codes: Collection[IssueCode],
     """The artifact's issues with one of ``codes`` as findings of ``rule``."""
     return [rule.finding(art.path, message(iss) if message else iss.message, iss.tensor,
                          iss.detail)
-            for iss in art.issues if iss.code in codes and (keep is None or keep(iss))]
+            for iss in issues_with(art, codes) if keep is None or keep(iss)]
+
+
+_CODE = attrgetter("code")
+
+
+def issues_with(art: Artifact, codes: Collection[IssueCode]) -> list[Issue]:
+    """The artifact's issues with one of ``codes``, in order.  Each issue's
+    code is read once per run (``memoised``), and a kind none of whose codes
+    the artifact has gets nothing without a pass over its issues (a model
+    whose every module is not representable gives a file 400 of them, and
+    six kinds ask)."""
+    got, present = memoised("issue_codes", art, lambda: _codes(art.issues))
+    if present.isdisjoint(codes):
+        return []
+    return list(compress(art.issues, map(codes.__contains__, got)))
+
+
+def _codes(issues: Sequence[Issue]) -> tuple[list[IssueCode], frozenset[IssueCode]]:
+    got: list[IssueCode] = list(map(_CODE, issues))
+    return got, frozenset(got)
 
 
 def split_issues(scan: ScanInput) -> list[tuple[str, Issue]]:

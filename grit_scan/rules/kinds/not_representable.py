@@ -3,7 +3,8 @@ the §0.3 clause (or section) that excludes it, grouped per file."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from itertools import compress, repeat
+from operator import attrgetter, eq, is_
 from typing import Any
 
 from ...artifact import Artifact
@@ -11,6 +12,7 @@ from ...issues import not_representable as owned  # the issues this kind reports
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+from ..support import issues_with
 
 RULE = Rule(
     code="GRIT307",
@@ -38,35 +40,36 @@ Fix: none within GRIT v1; the finding documents the coverage gap.
 )
 RULES = (RULE,)
 
+_DETAIL, _TENSOR = attrgetter("detail"), attrgetter("tensor")
+
 
 def check_file(art: Artifact) -> list[Finding]:
+    issues = issues_with(art, owned.CODES)
+    if not issues:
+        return []
+    # the key of each detail mapping, asked once: the modules a convention's
+    # plan was replayed on share their issue's detail (conventions/engine.py).
+    # ``details`` keeps every mapping alive while its id is a key
+    details = list(map(_DETAIL, issues))
+    key_of: dict[int, tuple[str, str] | None] = {}
+    for i, d in dict(zip(map(id, details), details)).items():
+        key_of[i] = None if d.get("unsupported") else (str(d.get("convention", "?")),
+                                                       str(d.get("clause", "")))
+    keys = list(map(key_of.__getitem__, map(id, details)))
+    out = [RULE.finding(art.path, iss.message, detail=iss.detail)
+           for iss in compress(issues, map(is_, keys, repeat(None)))]
+    tensors: list[str] = [t or "?" for t in map(_TENSOR, issues)]
     nrep: dict[tuple[str, str], list[str]] = {}
     reasons: dict[tuple[str, str], str] = {}
     first: dict[tuple[str, str], Any] = {}
-    issues = [iss for iss in art.issues if iss.code in owned.CODES]
-    out = [RULE.finding(art.path, iss.message, detail=iss.detail) for iss in issues
-           if iss.detail.get("unsupported")]
-    # the key of each detail mapping, asked once: the modules a convention's
-    # plan was replayed on share their issue's detail (conventions/engine.py);
-    # each mapping is kept while the loop runs, so no id is reused
-    keys: dict[int, tuple[Mapping[str, Any], tuple[str, str] | None]] = {}
-    for iss in issues:
-        d = iss.detail
-        seen = keys.get(id(d))
-        if seen is not None:
-            key = seen[1]
-        else:
-            key = None if d.get("unsupported") else (str(d.get("convention", "?")),
-                                                     str(d.get("clause", "")))
-            keys[id(d)] = (d, key)
+    for key in dict.fromkeys(keys):  # in the order first seen, as the issues are
         if key is None:
             continue
-        names = nrep.get(key)
-        if names is None:
-            nrep[key] = names = []
-            reasons[key] = iss.message.split(": ", 1)[-1]
-            first[key] = iss.detail
-        names.append(iss.tensor or "?")
+        at = keys.index(key)
+        reasons[key] = issues[at].message.split(": ", 1)[-1]
+        first[key] = details[at]
+        nrep[key] = (tensors if len(key_of) == 1
+                     else list(compress(tensors, map(eq, keys, repeat(key)))))
     for (conv, clause), names in sorted(nrep.items()):
         detail = {"convention": conv, "clause": clause, "count": len(names),
                   "tensors": names[:50], "reason": reasons[(conv, clause)]}
