@@ -4,9 +4,12 @@ position an issue naming a module goes to)."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import random
+
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from grit_scan.parsers import models
 from grit_scan.parsers.models import _first_under
 
 component = st.sampled_from(["", "a", "b", "model", "layers", "0", "1", "weight", "w.x"])
@@ -53,3 +56,60 @@ def test_many_last_components_wanted(names: list[str], want: set[str]) -> None:
     # every name is split, and the answer is the same
     assert _first_under(names, want) == definition(names, want)
     assert _first_under(names, want, 2) == definition(names, want)
+
+
+deep = st.lists(st.sampled_from(["a", "b", "c", ""]), min_size=1, max_size=9).map(".".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(deep, max_size=40), st.sets(deep, min_size=6, max_size=20))
+def test_wanted_names_of_many_depths(names: list[str], want: set[str]) -> None:
+    # past _MAX_DEPTHS distinct depths _first_under sorts the names instead
+    # of a pass a depth (_first_in_order): the same answer
+    assert _first_under(names, want) == definition(names, want)
+
+
+def test_runs_across_many_blocks() -> None:
+    # _first_in_order's range minima: runs of names under a wanted module
+    # that span whole blocks of _BLOCK positions, and ones inside a block,
+    # the names listed in an order unrelated to their sorted one
+    rng = random.Random(20261205)
+    names = [".".join(["m", *rng.choice(["a", "b", "a.b", "a.b.c", "c.d.e.f.g"]).split("."),
+                       str(rng.randrange(50)), "w"]) for _ in range(3000)]
+    want = {"m", "m.a", "m.a.b", "m.a.b.c", "m.c", "m.c.d.e.f", "m.a.7", "m.b.49", "m.x",
+            "m.c.d.e.f.g.3"}
+    assert len(set(map(lambda t: t.count("."), want))) > models._MAX_DEPTHS
+    got = models._first_in_order(names, list(range(len(names))), want)
+    assert got == definition(names, want)
+    assert max(got.values()) > 2 * models._BLOCK  # runs reach past the first blocks
+    # positions that are not the listing order (a filtered subset's)
+    pos = sorted(rng.sample(range(10 * len(names)), len(names)))
+    want_ = {t: pos[g] for t, g in definition(names, want).items()}
+    assert models._first_in_order(names, pos, want) == want_
+
+
+slashed = st.lists(st.sampled_from(["a", "b", "a/b", "", "0", "/"]), min_size=1,
+                   max_size=6).map(".".join)
+
+
+@settings(max_examples=500, deadline=None)
+# the least at the first position after the whole blocks (the tail's first)
+@example(named=[("a.1", 5), ("a.2", 5), ("a.3", 0)], want={"a"}, block=2)
+# the least at the run's first, inside a block, before a whole one
+@example(named=[("0.x", 9), ("a.1", 0), ("a.2", 5), ("a.3", 5)], want={"a"}, block=2)
+@given(st.lists(st.tuples(slashed, st.integers(0, 10_000)), max_size=60),
+       st.sets(slashed, max_size=12), st.integers(1, 5))
+def test_first_in_order_is_the_least_position_under_each_wanted_name(
+        named: list[tuple[str, int]], want: set[str], block: int) -> None:
+    # small blocks, so that runs start and end inside blocks, on their
+    # edges, and span whole ones; positions in any order (the least wins);
+    # names holding "/" sort right after a wanted name and its dot
+    names, pos = [n for n, _ in named], [p for _, p in named]
+    least = {t: min(p for n, p in named if n.startswith(t + "."))
+             for t in want if any(n.startswith(t + ".") for n in names)}
+    saved = models._BLOCK
+    models._BLOCK = block
+    try:
+        assert models._first_in_order(names, pos, want) == least
+    finally:
+        models._BLOCK = saved

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 from array import array
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -465,6 +466,7 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
 
 _RPARTITION, _LAST = methodcaller("rpartition", "."), itemgetter(2)
 _MAX_PROBES = 8  # _first_under's substring passes before the split
+_MAX_DEPTHS = 4  # _first_under's passes, one a depth, before it sorts instead
 _DOTS = methodcaller("count", ".")
 
 
@@ -496,7 +498,10 @@ def _first_under(names: Sequence[str], want: set[str], chunk: int = 4096) -> dic
         names = list(compress(names, keep))
     else:
         pos = list(range(len(names)))
-    for d in set(map(_DOTS, want)):
+    depths = set(map(_DOTS, want))
+    if len(depths) > _MAX_DEPTHS:
+        return _first_in_order(names, pos, want)
+    for d in depths:
         split = methodcaller("split", ".", d + 1)
         head = itemgetter(slice(0, d + 1))
         for lo in range(0, len(names), chunk):
@@ -507,6 +512,40 @@ def _first_under(names: Sequence[str], want: set[str], chunk: int = 4096) -> dic
             # a wanted head has d dots, so it is wanted at this depth only
             for h, g in compress(zip(heads, at), map(want.__contains__, heads)):
                 first.setdefault(h, g)
+    return first
+
+
+_BLOCK = 256  # _first_in_order's range minima: positions per block
+
+
+def _first_in_order(names: Sequence[str], pos: Sequence[int], want: set[str]) -> dict[str, int]:
+    """``_first_under`` where the wanted names have many depths: a pass per
+    depth would split every name once a depth, which hostile names of a
+    thousand components each made minutes (each module one dot deeper than
+    the last, each with an issue).  Here the names are sorted once; the
+    names that start with ``t + "."`` are one run of them, from the first
+    not below ``t + "."`` to the first not below ``t + "/"`` (the character
+    after the dot), and the first position in that run is a range minimum
+    over blocks of ``_BLOCK`` positions.  Time is the sort plus two binary
+    searches and at most about 2 x _BLOCK + n / _BLOCK comparisons a wanted
+    name; memory is a few lists as long as ``names``."""
+    order = sorted(range(len(names)), key=names.__getitem__)
+    keys = list(map(names.__getitem__, order))
+    at = list(map(pos.__getitem__, order))
+    del order
+    mins = [min(at[i:i + _BLOCK]) for i in range(0, len(at), _BLOCK)]
+    first: dict[str, int] = {}
+    for t in want:
+        lo = bisect_left(keys, t + ".")
+        hi = bisect_left(keys, t + "/", lo)
+        if lo == hi:
+            continue
+        inner_lo, inner_hi = -(-lo // _BLOCK), hi // _BLOCK  # the whole blocks inside
+        if inner_lo >= inner_hi:
+            first[t] = min(at[lo:hi])
+            continue
+        first[t] = min((min(mins[inner_lo:inner_hi]), *at[lo:inner_lo * _BLOCK],
+                        *at[inner_hi * _BLOCK:hi]))
     return first
 
 
