@@ -452,6 +452,7 @@ def _positions(issues: Sequence[Issue], cols: Columns) -> list[int | None]:
         got: list[int | None] = [None] * len(tensors)
         want = cast("set[str]", named)  # None discarded
     else:
+        del named  # not held beside the position map (peak memory)
         got = list(map(cols.index().get, tensors))  # type: ignore[arg-type]
         left = set(compress(tensors, map(is_, got, repeat(None))))
         left.discard(None)
