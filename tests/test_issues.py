@@ -192,5 +192,10 @@ def test_not_representable_keys_each_issue_by_its_own_detail():
     found = tuple(_Refused(f"m.{k}.weight", "conv-a" if k % 4 in (0, 3) else "conv-b")
                   for k in range(8))
     art = Artifact("f.safetensors", "/f.safetensors", Format.SAFETENSORS, 8, (), issues=found)
-    got = {f.detail["convention"]: f.detail["count"] for f in not_representable.check_file(art)}
+    findings = not_representable.check_file(art)
+    got = {f.detail["convention"]: f.detail["count"] for f in findings}
     assert got == {"conv-a": 4, "conv-b": 4}
+    # each group lists its own tensors, in the order the issues came
+    assert {f.detail["convention"]: f.detail["tensors"] for f in findings} == {
+        "conv-a": ["m.0.weight", "m.3.weight", "m.4.weight", "m.7.weight"],
+        "conv-b": ["m.1.weight", "m.2.weight", "m.5.weight", "m.6.weight"]}

@@ -113,8 +113,8 @@ def _contradictions(q: QTensor, dec: dict[str, Any],
     db, dg = dec.get("bits"), dec.get("group_size")
     # compressed-tensors int-quantized keeps b-bit values in int8 bytes (e=s8):
     # a declared b < 8 is not contradicted by the header
-    narrow = (q.convention == "compressed-tensors-int" or grit and dec.get(
-        "format") == "int-quantized") and isinstance(db, int) and db < 8
+    narrow = (q.convention == "compressed-tensors-int"
+              or (grit and dec.get("format") == "int-quantized")) and isinstance(db, int) and db < 8
     if isinstance(db, int) and bits is not None and db != bits and q.desc is not None \
             and not narrow:
         out.append(("bits", str(db), str(bits)))

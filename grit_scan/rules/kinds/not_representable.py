@@ -68,8 +68,7 @@ def check_file(art: Artifact) -> list[Finding]:
         at = keys.index(key)
         reasons[key] = issues[at].message.split(": ", 1)[-1]
         first[key] = details[at]
-        nrep[key] = (tensors if len(key_of) == 1
-                     else list(compress(tensors, map(eq, keys, repeat(key)))))
+        nrep[key] = list(compress(tensors, map(eq, keys, repeat(key))))
     for (conv, clause), names in sorted(nrep.items()):
         detail = {"convention": conv, "clause": clause, "count": len(names),
                   "tensors": names[:50], "reason": reasons[(conv, clause)]}

@@ -19,6 +19,7 @@ from ...issues import reference_loader as owned  # the issues this kind reports,
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+from ..support import issues_with
 
 REFUSES = Rule(
     code="GRIT110",
@@ -70,8 +71,8 @@ RULES = (REFUSES, OPENS)
 
 def check_file(art: Artifact) -> list[Finding]:
     out = []
-    for iss in art.issues:
-        if iss.code in owned.CODES and iss.detail.get("opens") is True:
+    for iss in issues_with(art, owned.CODES):
+        if iss.detail.get("opens") is True:
             why = next((i.message for i in art.issues if i.code is not IssueCode.REFERENCE
                         and i.code is not IssueCode.NOTE), "")
             out.append(OPENS.finding(
@@ -81,8 +82,8 @@ def check_file(art: Artifact) -> list[Finding]:
 
 
 def check_deep(art: Artifact, planes: PlaneReader) -> list[Finding]:
-    if art.format is not Format.SAFETENSORS or not art.parsed or any(
-            i.code in owned.CODES for i in art.issues):
+    if art.format is not Format.SAFETENSORS or not art.parsed or issues_with(
+            art, owned.CODES):
         return []  # a broken file was put to the library when it was read
     verdict = planes.reference()
     if verdict is None or verdict[0]:

@@ -13,6 +13,7 @@ from ...issues import (
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
+from ..support import issues_with
 
 RULE = Rule(
     code="GRIT310",
@@ -39,8 +40,7 @@ RULES = (RULE,)
 
 
 def _count(a: Artifact) -> int:
-    return sum(int(str(i.detail.get("count", 0))) for i in a.issues
-               if i.code in owned.CODES)
+    return sum(int(str(i.detail.get("count", 0))) for i in issues_with(a, owned.CODES))
 
 
 def check_scan(scan: ScanInput) -> list[Finding]:
@@ -72,7 +72,6 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     for a in scan.artifacts:
         if a.group in unknown:
             continue
-        for iss in a.issues:
-            if iss.code in owned.CODES:
-                out.append(RULE.finding(a.path, iss.message, None, iss.detail))
+        for iss in issues_with(a, owned.CODES):
+            out.append(RULE.finding(a.path, iss.message, None, iss.detail))
     return out
