@@ -395,32 +395,41 @@ def _headers(draw):
     return "{" + ",".join(parts) + "}", off
 
 
-@settings(max_examples=300, deadline=None)
-@given(_headers())
-def test_header_parse_without_the_hook_finds_what_the_hook_finds(doc):
-    """safetensors_reader parses a header without its duplicate-key hook
-    only when the text proves there is no duplicate; the artifact (tables,
-    issues, errors) is the one the hook path gives."""
+def read_header_by(data: bytes, path: str) -> tuple[object, ...]:
+    """safetensors_reader.read_header of ``data`` by one path: "hook" (the
+    reference: every object through the duplicate-key hook), "plain" (the
+    standard library's parse without the hook, where the text allows it) or
+    "typed" (the typed decode first, safetensors_json, whatever the
+    header's length): its table, tensors, metadata and issues, or its error."""
     from grit_scan.artifact import ArtifactDraft, Format
     from grit_scan.parsers import safetensors_reader as sr
 
+    art = ArtifactDraft(path="m", abs_path="m", format=Format.SAFETENSORS)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(sr, "TYPED_FROM", 0 if path == "typed" else 1 << 62)
+        if path == "hook":
+            m.setattr(sr, "_loads_plain", lambda *_: None)
+        try:
+            hdr = sr.read_header(_Bytes(data), art)
+        except sr.ParseError as exc:
+            return ("error", str(exc))
+    table = list(hdr.table) if hdr.table is not None else None
+    return (table, hdr.tensors, hdr.metadata, [(i.code, i.message) for i in art.issues])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_headers())
+def test_header_parse_without_the_hook_finds_what_the_hook_finds(doc):
+    """safetensors_reader parses a header without its duplicate-key hook,
+    or by its typed decode, only when the text proves there is no
+    duplicate; the artifact (tables, issues, errors) is the one the hook
+    path gives."""
     text, size = doc
     raw = text.encode()
     data = struct.pack("<Q", len(raw)) + raw + bytes(size)
-
-    def read(plain: bool) -> tuple[object, ...]:
-        art = ArtifactDraft(path="m", abs_path="m", format=Format.SAFETENSORS)
-        with pytest.MonkeyPatch.context() as m:
-            if not plain:
-                m.setattr(sr, "_loads_plain", lambda *_: None)
-            try:
-                hdr = sr.read_header(_Bytes(data), art)
-            except sr.ParseError as exc:
-                return ("error", str(exc))
-        table = list(hdr.table) if hdr.table is not None else None
-        return (table, hdr.tensors, hdr.metadata, [(i.code, i.message) for i in art.issues])
-
-    assert read(True) == read(False)
+    want = read_header_by(data, "hook")
+    assert read_header_by(data, "plain") == want
+    assert read_header_by(data, "typed") == want
 
 
 _JSON_KEYS = st.sampled_from(["a", "b", "\\u0061", "", "é", "\\\"", "dtype", "x y", "\\n"])

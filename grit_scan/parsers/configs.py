@@ -35,12 +35,13 @@ CONFIG_NAMES = ("config.json", "quantize_config.json", "hf_quant_config.json")
 
 def read_json(path: str, art: ArtifactDraft,
               limit: Budget = budgets.JSON_FILE_BYTES,
-              meter: ReadMeter | None = None) -> Any | None:
+              meter: ReadMeter | None = None,
+              loads: Callable[[str], Any] | None = None) -> Any | None:
     """A bounded, strict JSON read of a local file; problems become issues
     on ``art`` (see ``read_json_source``); ``meter`` counts its bytes."""
     try:
         with SafeFile(path, meter) as f:
-            return read_json_source(f, art, limit)
+            return read_json_source(f, art, limit, loads)
     except ReadError as exc:
         art.add(Unreadable(None, str(exc)))
         art.parsed = False
@@ -48,11 +49,14 @@ def read_json(path: str, art: ArtifactDraft,
 
 
 def read_json_source(source: ByteSource, art: ArtifactDraft,
-                     limit: Budget = budgets.JSON_FILE_BYTES) -> Any | None:
+                     limit: Budget = budgets.JSON_FILE_BYTES,
+                     loads: Callable[[str], Any] | None = None) -> Any | None:
     """A bounded, strict JSON read over any ByteSource (a local file, a
     remote config or index); problems become issues on ``art``.  The size
     (``limit``) and the JSON value count (``json_file_items``, counted before
-    parsing) are budgeted, so memory stays linear in the file."""
+    parsing) are budgeted, so memory stays linear in the file.  ``loads``
+    parses the text (``loads_json`` unless given; it raises what
+    ``json.loads`` raises: index.json_loads)."""
     try:
         if source.size > limit.value:
             art.add(OverBudget(None, limit.exceeded("the file's size", source.size), limit.name))
@@ -87,7 +91,7 @@ def read_json_source(source: ByteSource, art: ArtifactDraft,
                 budgets.INDEX_ENTRIES.name))
             art.parsed = False
             return None
-        return json_text.loads(text, parse_constant=_no_constant)
+        return (loads or loads_json)(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         art.add(InvalidJson(None, str(exc)))
         art.parsed = False
@@ -96,6 +100,11 @@ def read_json_source(source: ByteSource, art: ArtifactDraft,
 
 def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads(text)`` with NaN and Infinity refused (json_text)."""
+    return json_text.loads(text, parse_constant=_no_constant)
 
 
 def _int(v: Any) -> int | None:

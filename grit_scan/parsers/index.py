@@ -15,7 +15,7 @@ import ntpath
 import os
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from operator import contains
 from typing import Any, NamedTuple
 
@@ -31,7 +31,7 @@ from ..issues.index_inconsistency import (
 from ..issues.missing_shard import ShardMissing
 from ..issues.notes import TotalSizeDiffers, TotalSizeNotCount
 from ..issues.path_escape import IndexEscape
-from . import budgets
+from . import budgets, configs, json_text
 
 CONFUSED_EXT = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 
@@ -72,6 +72,32 @@ def share_shard_names(obj: Any) -> Any:
         shared = list(map(one.setdefault, wm.values(), wm.values()))
         wm.update(zip(list(wm), shared))  # existing keys: the order is kept
     return obj
+
+
+# an index of a directory of more files than this is parsed without the
+# typed decode (json_loads): its type lists every file name
+TYPED_SHARDS = 4096
+
+
+def json_loads(files: Collection[str]) -> Callable[[str], Any]:
+    """The parser of an index in a directory holding ``files`` (file names),
+    for configs.read_json.  A long index is first decoded with its
+    weight_map's values typed as one of ``files``
+    (safetensors_json.decode_index), which gives each shard name as one
+    string as it decodes; any other text (a shard named that is not here, a
+    value not a string, anything the plain parse must judge) is parsed by
+    ``configs.loads_json`` and its names shared (``share_shard_names``).
+    Either way the parsed index is the same to ``parse_index``
+    (tests/test_index_paths.py)."""
+    def loads(text: str) -> Any:
+        if len(text) >= json_text.FAST_FROM and 0 < len(files) <= TYPED_SHARDS:
+            from . import safetensors_json  # msgspec: a long text only (json_text)
+
+            got = safetensors_json.decode_index(text, tuple(sorted(files)))
+            if got is not None:
+                return got
+        return share_shard_names(configs.loads_json(text))
+    return loads
 
 
 def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:

@@ -17,7 +17,7 @@ import math
 import struct
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from operator import add, itemgetter, mul, sub
+from operator import add, attrgetter, itemgetter, mul, sub
 from typing import Any
 
 from ..artifact import ArtifactDraft, StoredTensor, TensorTable
@@ -156,6 +156,10 @@ def read_header(f: ByteSource, art: ArtifactDraft) -> Header:
     n_items = budgets.json_items(text, MAX_JSON_ITEMS)
     if n_items > MAX_JSON_ITEMS:
         raise ParseError(budgets.JSON_ITEMS.exceeded("header JSON", n_items))
+    if len(text) >= TYPED_FROM and "\\" not in text and not _many_objects(text):
+        hdr = _typed_path(text, n, f.size - 8 - n)
+        if hdr is not None:
+            return hdr
     try:
         obj, dups = loads_header(text)
     except _OverBudget as exc:
@@ -208,6 +212,60 @@ def read_header(f: ByteSource, art: ArtifactDraft) -> Header:
     return hdr
 
 
+def _many_objects(text: str, max_objects: int = MAX_TENSORS + 2) -> bool:
+    """True when the text may hold more objects than the budget (one "{" each):
+    the hook path counts them as it parses and stops at the budget."""
+    return len(text) > max_objects and text.count("{") > max_objects
+
+
+# headers this long or longer try the typed decode first (safetensors_json:
+# importing msgspec is not worth it for a short header)
+TYPED_FROM = json_text.FAST_FROM
+_ENTRY_DTYPE, _ENTRY_SHAPE, _ENTRY_OFFSETS = (attrgetter("dtype"), attrgetter("shape"),
+                                              attrgetter("data_offsets"))
+
+
+def _typed_path(text: str, n: int, region: int) -> Header | None:
+    """The header of a text without a backslash, decoded into typed entries
+    (safetensors_json) and checked in bulk (``_check_columns``), when it is
+    exactly valid: no duplicate key, no unknown field, every check of
+    ``_fast_path`` passed.  None sends it to the plain path, which reads
+    every header and names every problem; where this gives a header, it is
+    the one the plain path gives (tests/test_readers.py)."""
+    from . import safetensors_json  # msgspec: for a long header only (TYPED_FROM)
+
+    got = safetensors_json.decode(text)
+    if got is None:
+        return None
+    entries, meta = got
+    if 2 * safetensors_json.strings(entries, meta) != text.count('"'):
+        return None
+    if meta is not None:
+        del entries["__metadata__"]
+    if not entries or len(entries) > MAX_TENSORS:
+        return None
+    names, vals = list(entries), list(entries.values())
+    del entries
+    try:
+        # a missing dtype (None) or an unknown one is a KeyError
+        dtypes = list(map(_DTYPE_NAME.__getitem__, map(_ENTRY_DTYPE, vals)))
+    except KeyError:
+        return None
+    shapes, offs = list(map(_ENTRY_SHAPE, vals)), list(map(_ENTRY_OFFSETS, vals))
+    if None in offs or None in shapes:
+        return None
+    hdr = Header(header_len=n, data_start=8 + n)
+    if meta is not None:
+        hdr.metadata = meta
+    # msgspec checked the types: every extent and offset is a non-negative
+    # int, every rank within the budget, every offsets a pair
+    ok = _check_columns(names, dtypes, shapes, list(map(len, shapes)),
+                        list(map(DTYPE_BITS.__getitem__, dtypes)),
+                        list(chain.from_iterable(shapes)), list(chain.from_iterable(offs)),
+                        hdr, region)
+    return hdr if ok else None
+
+
 def _loads_plain(text: str, max_objects: int = MAX_TENSORS + 2) -> dict[str, Any] | None:
     """The header parsed without the per-object hook, when the text itself
     proves the hook would find nothing: no more objects than the budget,
@@ -219,7 +277,7 @@ def _loads_plain(text: str, max_objects: int = MAX_TENSORS + 2) -> dict[str, Any
     string value it retains; a key dropped as a duplicate (at any depth),
     or a string anywhere these levels do not count, makes the retained
     count fall short of the text's, and the hook decides."""
-    if "\\" in text or (len(text) > max_objects and text.count("{") > max_objects):
+    if "\\" in text or _many_objects(text, max_objects):
         return None
     obj = json_text.loads(text, parse_constant=_reject_constant)
     if type(obj) is not dict:

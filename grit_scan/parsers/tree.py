@@ -305,7 +305,8 @@ def _parse_indexes(d: _Dir, group: str,
     out: list[tuple[ArtifactDraft, Any]] = []
     for path, disp in d.indexes:
         art = ArtifactDraft(path=disp, abs_path=path, format=Format.INDEX, group=group)
-        out.append((art, index.share_shard_names(configs.read_json(path, art, meter=meter))))
+        out.append((art, configs.read_json(path, art, meter=meter,
+                                           loads=index.json_loads(d.names))))
     return out
 
 
