@@ -205,3 +205,35 @@ def test_the_typed_header_decode_leaves_constants_to_the_plain_path() -> None:
     assert _typed(raw) is None
     assert read_header_by(raw, "typed") == read_header_by(raw, "hook")
     assert read_header_by(raw, "hook")[0] == "error"
+
+
+def test_a_file_name_that_is_not_text_leaves_the_index_to_its_paths(tmp_path) -> None:
+    """A directory holding a file whose name is not UTF-8 (held as a lone
+    surrogate) beside its shards: the typed decode leaves that name out of
+    its type (it would fail to build), so a long index of the other shards
+    is still decoded typed, and a value naming the odd file (an escaped
+    surrogate) goes to the plain parse, which matches it."""
+    from grit_scan.parsers import safetensors_json
+
+    odd = "bad\udcff.safetensors"
+    files = [*_SHARDS, odd]
+    wm = {f"m.{i}.weight": _SHARDS[i % 2] for i in range(3000)}
+    text = json.dumps({"weight_map": wm})
+    assert safetensors_json.decode_index(text, tuple(files)) == json.loads(text)
+    assert safetensors_json.decode_index(text, (odd,)) is None
+    wm["m.0.weight"] = odd
+    text = json.dumps({"weight_map": wm})  # "bad\udcff...": an escape
+    assert safetensors_json.decode_index(text, tuple(files)) is None
+    got = index.json_loads(files)(text)
+    assert got == json.loads(text) and got["weight_map"]["m.0.weight"] == odd
+
+
+def test_deep_nesting_in_a_long_header_is_the_plain_paths_refusal() -> None:
+    """An unknown field nested 100,000 deep in a header past the typed
+    decode's threshold: refused as the hook path refuses it, no crash."""
+    deep = "[" * 100_000 + "]" * 100_000
+    for header in (_e('{"a":{@,"x":DEEP}}'), '{"__metadata__":{"format":"pt"},"a":DEEP}'):
+        header = header.replace("DEEP", deep)
+        raw = _file(header, 1)
+        assert len(raw) > json_text.FAST_FROM and _typed(raw) is None
+        assert read_header_by(raw, "typed") == read_header_by(raw, "hook")

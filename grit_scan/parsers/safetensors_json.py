@@ -67,6 +67,14 @@ def strings(entries: dict[str, Entry], meta: dict[str, str] | None) -> int:
     return len(entries) + 4 * n + (2 * len(meta) if meta is not None else 0)
 
 
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def decode_index(text: str, shards: tuple[str, ...]) -> dict[str, Any] | None:
     """An index's ``weight_map`` (and ``metadata``, if the text has it not
     null), with every shard name one of ``shards`` and each distinct name
@@ -74,7 +82,13 @@ def decode_index(text: str, shards: tuple[str, ...]) -> dict[str, Any] | None:
     refuses the text under that type (a value not among ``shards``, a
     weight_map not a map of strings, a text ``json.loads`` must judge).
     ``parse_index`` reads only these two keys."""
-    named: Any = Literal.__getitem__(shards)
+    # a file name that is not text (an undecodable byte, held as a lone
+    # surrogate) cannot be a Literal's value: no decoded text equals it
+    # without an escape, which the plain parse then matches
+    names = tuple(s for s in shards if _utf8(s))
+    if not names:
+        return None
+    named: Any = Literal.__getitem__(names)
     index = msgspec.defstruct("Index", [("weight_map", dict[str, named]),
                                         ("metadata", Any, None)])
     try:
