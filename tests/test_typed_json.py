@@ -237,3 +237,29 @@ def test_deep_nesting_in_a_long_header_is_the_plain_paths_refusal() -> None:
         raw = _file(header, 1)
         assert len(raw) > json_text.FAST_FROM and _typed(raw) is None
         assert read_header_by(raw, "typed") == read_header_by(raw, "hook")
+
+
+def test_a_scan_beside_a_file_name_that_is_not_text_finds_nothing(tmp_path) -> None:
+    """The scan of a well-formed two-shard model with a long index, in a
+    directory that also holds a file whose name is not UTF-8: no finding
+    (the typed index decode once raised on that name, and the index was
+    reported as invalid JSON)."""
+    import os
+
+    from safetensors.numpy import save_file
+
+    from grit_scan.api import scan
+
+    wm = {}
+    for s in (1, 2):
+        arrays = {f"m.{s}.{i}.weight": np.zeros((2,), np.float16) for i in range(1500)}
+        name = f"model-0000{s}-of-00002.safetensors"
+        save_file(arrays, str(tmp_path / name))
+        wm.update(dict.fromkeys(arrays, name))
+    text = json.dumps({"metadata": {"total_size": 12000}, "weight_map": wm})
+    assert len(text) > json_text.FAST_FROM
+    (tmp_path / "model.safetensors.index.json").write_text(text)
+    (tmp_path / os.fsdecode(b"odd\xff.txt")).write_text("x")
+    got = scan([str(tmp_path)])
+    assert [f.message for f in got.findings] == []
+    assert {a.format for a in got.artifacts} >= {"index", "safetensors"}
