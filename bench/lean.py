@@ -33,6 +33,11 @@ import subprocess
 import sys
 import time
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from models import FLOOR  # noqa: E402  (bench/conventions.py's floor: the same process)
+
 _LEAN = r'''
 import gc, json, math, os, struct, sys
 gc.disable()
@@ -99,18 +104,6 @@ sys.stdout.flush()
 os._exit(0)
 '''
 
-_FLOOR = r'''
-import json, os, struct, sys
-root = sys.argv[1]
-with open(os.path.join(root, "model.safetensors.index.json"), "rb") as f:
-    wm = json.load(f)["weight_map"]
-for name in sorted(set(wm.values())):
-    with open(os.path.join(root, name), "rb") as f:
-        (k,) = struct.unpack("<Q", f.read(8))
-        json.loads(f.read(k))
-'''
-
-
 def _timed(cmd: list[str]) -> float:
     t = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -131,7 +124,7 @@ def main() -> None:
     print("| tree | floor s | lean reader / floor | lean scan / floor |")
     print("|---|---|---|---|")
     for tree in a.trees:
-        runs = {"floor": [py, "-c", _FLOOR, tree], "reader": [py, "-c", _LEAN, tree, "read"],
+        runs = {"floor": [py, "-c", FLOOR, tree], "reader": [py, "-c", _LEAN, tree, "read"],
                 "scan": [py, "-c", _LEAN, tree, "scan"]}
         best = dict.fromkeys(runs, float("inf"))
         for _ in range(a.repeat + 1):  # the first round warms the page cache
