@@ -88,7 +88,7 @@ def json_loads(files: Collection[str]) -> Callable[[str], Any]:
     value not a string, anything the plain parse must judge) is parsed by
     ``configs.loads_json`` and its names shared (``share_shard_names``).
     Either way the parsed index is the same to ``parse_index``
-    (tests/test_index_paths.py)."""
+    (tests/test_typed_json.py)."""
     def loads(text: str) -> Any:
         if len(text) >= json_text.FAST_FROM and 0 < len(files) <= TYPED_SHARDS:
             from . import safetensors_json  # msgspec: a long text only (json_text)

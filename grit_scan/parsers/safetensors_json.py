@@ -10,7 +10,8 @@ second decode that keeps that one key.  What this module gives is only a
 candidate: msgspec keeps the last of duplicate keys and ignores unknown
 fields, so the reader takes it only when the text proves there is neither
 (``strings``), and sends every other header to its plain path, which is
-the reference (tests/test_readers.py holds the two to each other).
+the reference (tests/test_typed_json.py and tests/test_readers.py hold the
+two to each other).
 Imported only for a long header (json_text.FAST_FROM): importing msgspec is
 a cost a scan of small files does not pay (docs/performance.md).
 """

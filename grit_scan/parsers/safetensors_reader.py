@@ -231,7 +231,7 @@ def _typed_path(text: str, n: int, region: int) -> Header | None:
     exactly valid: no duplicate key, no unknown field, every check of
     ``_fast_path`` passed.  None sends it to the plain path, which reads
     every header and names every problem; where this gives a header, it is
-    the one the plain path gives (tests/test_readers.py)."""
+    the one the plain path gives (tests/test_typed_json.py, tests/test_readers.py)."""
     from . import safetensors_json  # msgspec: for a long header only (TYPED_FROM)
 
     got = safetensors_json.decode(text)
