@@ -13,8 +13,8 @@ import fnmatch
 import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import compress
-from operator import itemgetter, methodcaller, not_
+from itertools import compress, repeat
+from operator import itemgetter, methodcaller, not_, or_
 from typing import Any
 
 # Budgets on config patterns (their Budget records live in
@@ -82,11 +82,25 @@ class SuffixTable:
         model), every other name by ``split``."""
         parts = list(map(_RPARTITION, names))
         mods = list(map(_HEAD, parts))
-        sufs: list[Any] = list(map(self._one.get, map(_LAST, parts)))
+        lasts = list(map(_LAST, parts))
         del parts
+        sufs: list[Any] = list(map(self._one.get, lasts))
         # the usual split holds where the last component is such a suffix
-        # and text comes before its dot (else ``split`` decides)
-        for i in compress(range(len(mods)), map(not_, map(all, zip(mods, sufs)))):
+        # and text comes before its dot; else ``split`` decides, except for
+        # a name whose last component ends no dot suffix and which ends in no
+        # other suffix: ``split`` finds nothing and the name is its own
+        # module (every name of a convention none knows: C-level passes here
+        # where ``split`` a name took 0.4 s on 400,000 of them)
+        left = list(compress(range(len(mods)), map(not_, map(all, zip(mods, sufs)))))
+        if not left:
+            return mods, sufs
+        hard = list(map(or_, map(self._by_last.__contains__, map(lasts.__getitem__, left)),
+                        map(methodcaller("endswith", self._tails),
+                            map(names.__getitem__, left))))
+        plain = list(compress(left, map(not_, hard)))
+        any(map(mods.__setitem__, plain, map(names.__getitem__, plain)))
+        any(map(sufs.__setitem__, plain, repeat("")))
+        for i in compress(left, hard):
             mods[i], sufs[i] = self.split(names[i])
         return mods, sufs
 
