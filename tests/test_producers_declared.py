@@ -135,3 +135,51 @@ def test_a_grit_header_of_int8_bytes_under_a_narrower_declaration(
     got = [(f.detail["field"], f.detail["declared"], f.detail["actual"])  # type: ignore[attr-defined]
            for f in grit_scan.scan([str(tmp_path)]).findings if str(f.kind) == "declared_mismatch"]
     assert got == ([("bits", "4", "8")] if contradicted else [])
+
+
+def _with_config_of(tmp_path: Path, weights: Path, config: Path) -> Path:
+    """``weights``' directory with ``config``'s config.json in place of its own."""
+    import shutil
+
+    out = tmp_path / "m"
+    shutil.copytree(weights, out)
+    (out / "config.json").write_bytes((config / "config.json").read_bytes())
+    return out
+
+
+def test_quantised_in_an_unknown_layout_is_not_said_to_be_unquantised(tmp_path: Path) -> None:
+    """HQQ's own file (hqq 0.2, MANIFEST.json: a layout no convention of
+    grit's claims) under compressed-tensors' config for w4a16 (a format a
+    convention recognises): its 14 W_q/scale/zero tensors look quantised,
+    so "no tensor is quantised (a stale or copied config?)" would be false.
+    The declaration is still unmet, and says why."""
+    m = _with_config_of(tmp_path, P / "hqq-4bit-g64", P / "ct" / "w4a16-int")
+    r = grit_scan.scan([str(m)])
+    by_kind = {str(f.kind): f for f in r.findings}
+    assert set(by_kind) == {"declared_mismatch", "unsupported_convention"}
+    unsupported = by_kind["unsupported_convention"].message
+    assert unsupported.startswith("14 tensor(s) look quantised")
+    got = by_kind["declared_mismatch"]
+    assert str(got.severity) == "disagreement"
+    assert "is quantised" not in got.message and "stale" not in got.message
+    assert "but 14 tensor(s) in 1 file(s) look quantised in a layout no convention claims" \
+        in got.message
+    assert got.detail["look_quantised"] == 14  # type: ignore[attr-defined]
+
+
+def test_a_decoy_tensor_does_not_silence_a_stale_config(tmp_path: Path) -> None:
+    """A stale config beside float weights and one tensor named like
+    quantised data (optimum-quanto's ``._data``, which no convention
+    claims): the pull request's author cannot turn the disagreement into a
+    warning."""
+    from grit_scan.writers import Raw, write_safetensors
+
+    (tmp_path / "config.json").write_bytes((P / "ct" / "w4a16-int" / "config.json").read_bytes())
+    write_safetensors(tmp_path / "model.safetensors", {
+        "model.layers.0.mlp.down_proj.weight": Raw("BF16", [4, 4], bytes(32)),
+        "decoy._data": Raw("I8", [2, 2], bytes(4)),
+    })
+    r = grit_scan.scan([str(tmp_path)])
+    kinds = {str(f.kind): str(f.severity) for f in r.findings}
+    assert kinds == {"declared_mismatch": "disagreement", "unsupported_convention": "warning"}
+    assert scan_exit(tmp_path, "simple", False) == 1

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...artifact import Artifact, QTensor, ScanInput
 from ...issues import IssueCode
+from ...issues.unsupported_convention import Unclaimed
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -34,7 +35,10 @@ declares bits, a group size, a `weight_block_size` or a format that the
 bytes contradict (whether or not the convention is representable in GRIT) — or
 declares a quantisation a convention recognises for a checkpoint whose
 tensors are not quantised (a method no convention recognises is
-`unsupported_convention` instead). A tensor a GRIT header describes is
+`unsupported_convention` instead). Where tensors look quantised in a layout
+no convention claims, the finding says that instead of "no tensor is
+quantised": the config may be wrong, or the layout one grit does not know
+(`unsupported_convention` names those tensors). A tensor a GRIT header describes is
 held to the declared bits and group size too (a loader that follows the
 config reads its bytes that way), but not to the declared format's name:
 GRIT may annotate any producer's layout.
@@ -172,6 +176,20 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             if not recognised(dec):
                 continue  # a method no convention knows: unsupported_convention says so
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
+            # tensors that look quantised in a layout no convention claims
+            # (unsupported_convention names them): the checkpoint may well be
+            # quantised, in a layout this scanner does not know, so it is not
+            # said to hold nothing quantised; the declaration still goes
+            # unmet, and a decoy tensor must not silence it (an attacker's
+            # stale config beside one tensor named like quantised data)
+            looks = sum(i.count for a in arts for i in a.issues if isinstance(i, Unclaimed))
+            if looks:
+                out.append(RULE.finding(
+                    cfg_path, f"{src} declares {what} quantisation but {looks} tensor(s) in "
+                    f"{len(arts)} file(s) look quantised in a layout no convention claims "
+                    "(a wrong config, or a layout grit does not know)",
+                    None, {"declared": _public(dec), "quantized": 0, "look_quantised": looks}))
+                continue
             out.append(RULE.finding(
                 cfg_path, f"{src} declares {what} quantisation but no tensor in "
                 f"{len(arts)} file(s) is quantised (a stale or copied config?)", None,
