@@ -10,7 +10,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, count, repeat
+from itertools import chain, compress, count, repeat
 from operator import add, getitem, methodcaller, mul, ne, sub
 from typing import Any, overload
 
@@ -219,12 +219,15 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
     sig_at = sigs.__getitem__
     plans: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Plan | None] = {}
     # a signature whose plan is replayed by its PlanReplays: (that Replays'
-    # index in ctx.out, the plan, the Replays' ``add``); such a module costs
-    # two array entries and its parts' distances (and its issue, if the plan
-    # has one), added here (200,000 modules)
-    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]],
-               tuple[int, _Plan, Callable[[tuple[int, ...]], int]]] = {}
-    names_at = cols.names
+    # index in ctx.out, the part its tensors are made from, the parts'
+    # positions of its modules after the first, one after the other, the
+    # places of their issues if the plan has one, the plan, the Replays).
+    # Such a module costs two array entries and its parts' positions here
+    # (and a place among the issues, holding its name): the Replays, the
+    # ``used`` marks and the issues are filled from them once the loop is
+    # done, a few C-level passes a plan (``_Pending``; 200,000 modules)
+    fast: dict[tuple[tuple[str | int, ...], tuple[int, ...]], _Pending] = {}
+    issues: list[Any] = log.issues  # an issue's place holds its module's name until then
     kinds, vals = ctx.out.column_arrays()
     add_kind, add_val = kinds.append, vals.append
     # Modules are taken out as they are done (the sorted names are consumed
@@ -242,13 +245,12 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
         hit = fast.get(key)
         if hit is not None:
             add_kind(hit[0])
-            done, keep = hit[1], hit[2]
-            add_val(keep(gs))
-            for k in done.used:
-                used[gs[k]] = 1
-            if done.issue is not None:
-                done.add_issue(log, names_at[gs[done.part]] if done.part >= 0
-                               else mod + done.tail)
+            add_val(gs[hit[1]])
+            hit[2].extend(gs)
+            places = hit[3]
+            if places is not None:
+                places.append(len(issues))
+                issues.append(mod)
             continue
         plan = plans.get(key, _UNSEEN)
         if plan is _NOTHING:
@@ -268,7 +270,10 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
             del log.issues[n_issues:]
         plan.apply(ctx, mod, gs)
         maker = ctx.makers[id(plan)]
-        fast[key] = (ctx.out.maker_index(maker), plan, maker.add)
+        fast[key] = (ctx.out.maker_index(maker), maker.anchor, [],
+                     None if plan.issue is None else [], plan, maker)
+    for _kind, _anchor, parts, places, plan, maker in fast.values():
+        _replay_pending(plan, maker, parts, places, used, issues, cols.names)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
@@ -278,6 +283,32 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
             map(_LOOKS_QUANTISED, compress(cols.names, unused))):
         _unclaimed(log, cols, unused)
     return Inferred(ctx.out.build(), log.issues, dict(counts))
+
+
+_Pending = tuple[int, int, list[int], "list[int] | None", "_Plan", "PlanReplays"]
+
+
+def _replay_pending(plan: _Plan, maker: PlanReplays, parts: list[int],
+                    places: list[int] | None, used: bytearray, issues: list[Any],
+                    names: Sequence[str]) -> None:
+    """What ``_Plan.apply`` does, for every module ``infer``'s loop left
+    pending on ``plan``: ``parts`` holds their parts' positions one module
+    after the other, and ``places`` where each module's issue goes among
+    ``issues`` (holding the module's name until then)."""
+    if not parts:
+        return
+    k = maker.n
+    maker.add_flat(parts)
+    for part in plan.used:
+        any(map(used.__setitem__, parts[part::k], repeat(1)))
+    if places:
+        assert plan.issue is not None
+        variant, rest = plan.issue
+        named: Iterable[str] = (
+            map(names.__getitem__, parts[plan.part::k]) if plan.part >= 0
+            else map(add, map(issues.__getitem__, places), repeat(plan.tail)))
+        # each place's name is read before its issue is put there
+        any(map(issues.__setitem__, places, map(variant, named, *map(repeat, rest))))
 
 
 # names producers give quantised data and scales (GPTQ/AWQ qweight, packed
@@ -452,6 +483,15 @@ class PlanReplays:
         self.rows[g] = len(self.dist)
         self.dist.extend([x - g for x in gs])
         return g
+
+    def add_flat(self, parts: list[int]) -> None:
+        """``add`` of each module whose parts' positions are the next
+        ``self.n`` of ``parts`` (C-level passes)."""
+        k = self.n
+        anchors = parts[self.anchor::k]
+        base = len(self.dist)
+        any(map(self.rows.__setitem__, anchors, range(base, base + len(parts), k)))
+        self.dist.extend(map(sub, parts, chain.from_iterable(map(repeat, anchors, repeat(k)))))
 
     def at(self, g: int, part: int) -> int:
         """The position of part ``part`` of the module at ``g``."""
