@@ -72,7 +72,8 @@ class TensorTable(Sequence[StoredTensor]):
     StoredTensor records only when someone iterates them (a scan of 500
     unquantised shards never needs to).  Shapes are kept flat (every
     dimension in one int64 array, plus each tensor's rank) until someone
-    asks for them, then as one list of shared tuples, so a table holds a
+    asks for them (or, from a decoder that made them tuples, ``of_shapes``,
+    from the start), then as one list of shared tuples, so a table holds a
     handful of container objects however many tensors it lists: the cyclic
     garbage collector would otherwise walk one list per tensor."""
 
@@ -92,6 +93,17 @@ class TensorTable(Sequence[StoredTensor]):
         self._shapes: list[tuple[int, ...]] | None = None
         self._rows: list[StoredTensor] | None = None
         self._by_name: dict[str, StoredTensor] | None = None
+
+    @classmethod
+    def of_shapes(cls, names: list[str], dtypes: Sequence[str],
+                  shapes: list[tuple[int, ...]], offsets: Sequence[int], nbytes: Sequence[int],
+                  available: Sequence[int]) -> TensorTable:
+        """The table of tensors whose shapes are already tuples, equal
+        shapes one tuple (a decoder that makes them so: parsers/
+        safetensors_json.py), kept as they are instead of flat."""
+        table = cls(names, dtypes, (), list(map(len, shapes)), offsets, nbytes, available)
+        table._shapes, table._dims = shapes, None
+        return table
 
     def shapes(self) -> list[tuple[int, ...]]:
         """Each tensor's shape; equal shapes are one tuple (a checkpoint

@@ -2,8 +2,8 @@
 reader's bulk path (parsers/safetensors_reader.py, ``_typed_path``).
 
 msgspec decodes the header into ``{name: Entry}`` and checks each entry's
-types as it goes (a dtype string, a list of non-negative integers of at
-most ``budgets.SAFETENSORS_RANK`` extents, a pair of non-negative
+types as it goes (a dtype string, a tuple of non-negative int64 extents, at
+most ``budgets.SAFETENSORS_RANK`` of them, a pair of non-negative
 integers), which the reader's bulk path otherwise checks in passes of its
 own over the standard library's dicts.  ``__metadata__`` is read by a
 second decode that keeps that one key.  What this module gives is only a
@@ -25,15 +25,18 @@ import msgspec
 from . import budgets
 
 _Count = Annotated[int, msgspec.Meta(ge=0)]
+# an extent: an int64 (the reader's columns hold them so)
+_Extent = Annotated[int, msgspec.Meta(ge=0, le=(1 << 63) - 1)]
 
 
 class Entry(msgspec.Struct, gc=False):
     """One tensor's entry; a field the text does not give is None (as is
-    every field of ``__metadata__``'s value, read as an entry)."""
+    every field of ``__metadata__``'s value, read as an entry).  The shape
+    comes as a tuple, the form the reader's table keeps it in."""
 
     dtype: str | None = None
-    shape: Annotated[list[_Count], msgspec.Meta(max_length=budgets.SAFETENSORS_RANK.value)] \
-        | None = None
+    shape: Annotated[tuple[_Extent, ...],
+                     msgspec.Meta(max_length=budgets.SAFETENSORS_RANK.value)] | None = None
     data_offsets: tuple[_Count, _Count] | None = None
 
 

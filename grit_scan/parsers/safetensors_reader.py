@@ -257,12 +257,14 @@ def _typed_path(text: str, n: int, region: int) -> Header | None:
     hdr = Header(header_len=n, data_start=8 + n)
     if meta is not None:
         hdr.metadata = meta
-    # msgspec checked the types: every extent and offset is a non-negative
-    # int, every rank within the budget, every offsets a pair
+    # msgspec checked the types: every extent a non-negative int64, every
+    # offset a non-negative int, every rank within the budget, every offsets
+    # a pair; each shape is a tuple, equal ones one (as ``shape_list`` gives)
+    same: dict[tuple[int, ...], tuple[int, ...]] = {}
+    shapes = list(map(same.setdefault, shapes, shapes))
     ok = _check_columns(names, dtypes, shapes, list(map(len, shapes)),
                         list(map(DTYPE_BITS.__getitem__, dtypes)),
-                        list(chain.from_iterable(shapes)), list(chain.from_iterable(offs)),
-                        hdr, region)
+                        None, list(chain.from_iterable(offs)), hdr, region)
     return hdr if ok else None
 
 
@@ -330,12 +332,14 @@ def _fast_path(obj: dict[str, Any], hdr: Header, region: int) -> bool:
 
 
 def _check_columns(names: list[str], dtypes: list[Any], shapes: list[Any], ranks: list[int],
-                   widths: list[int], flat_shape: list[int], flat_offs: list[int],
+                   widths: list[int], flat_shape: list[int] | None, flat_offs: list[int],
                    hdr: Header, region: int) -> bool:
     """``_fast_path``'s arithmetic checks, one C-level pass each (no numpy:
     importing it costs more than checking a 100-shard model's headers).
     Every value stays an int64: extents below 2^63, element counts below
-    2^55, and offsets, which tile [0, region), below 2^62."""
+    2^55, and offsets, which tile [0, region), below 2^62.  ``flat_shape``
+    is every extent, one after the other, which the table keeps; None:
+    ``shapes`` are tuples whose extents the caller checked, kept as they are."""
     if region >= 1 << 62:
         return False
     if flat_shape and (min(flat_shape) < 0 or max(flat_shape) >= 1 << 63):
@@ -357,8 +361,10 @@ def _check_columns(names: list[str], dtypes: list[Any], shapes: list[Any], ranks
             return False
         if list(map(itemgetter(0), spans[1:])) != list(map(itemgetter(1), spans[:-1])):
             return False
-    hdr.table = TensorTable(names, dtypes, flat_shape, ranks,
-                            list(map(add, start, repeat(hdr.data_start))), nbytes, nbytes)
+    offsets = list(map(add, start, repeat(hdr.data_start)))
+    hdr.table = (TensorTable(names, dtypes, flat_shape, ranks, offsets, nbytes, nbytes)
+                 if flat_shape is not None
+                 else TensorTable.of_shapes(names, dtypes, shapes, offsets, nbytes, nbytes))
     return True
 
 
