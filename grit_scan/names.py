@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress, repeat
-from operator import itemgetter, methodcaller, not_, or_
+from operator import and_, getitem, gt, is_not, itemgetter, methodcaller, neg, not_, or_
 from typing import Any
 
 # Budgets on config patterns (their Budget records live in
@@ -38,7 +38,7 @@ class SuffixTable:
     """(module, suffix) splits of stored tensor names over a set of known
     suffixes: the longest known suffix a name ends in."""
 
-    __slots__ = ("suffixes", "_by_last", "_tails", "_one")
+    __slots__ = ("suffixes", "_by_last", "_tails", "_one", "_single")
 
     def __init__(self, suffixes: Iterable[str]) -> None:
         self.suffixes = tuple(dict.fromkeys(suffixes))
@@ -56,6 +56,10 @@ class SuffixTable:
         # a name with such a last component, and text before its dot, splits there
         self._one = {last: sufs[0] for last, sufs in by_last.items()
                      if len(sufs) == 1 and sufs[0] == "." + last}
+        # last component -> suffix, where one known suffix ends in that
+        # component (".weight.absmax", ".weight.quant_map", ...): a name that
+        # ends in it, with text before it, splits there
+        self._single = {last: sufs[0] for last, sufs in by_last.items() if len(sufs) == 1}
 
     def split(self, name: str) -> tuple[str, str]:
         """(module, suffix) of a stored tensor name: the longest known suffix.
@@ -94,6 +98,26 @@ class SuffixTable:
         left = list(compress(range(len(mods)), map(not_, map(all, zip(mods, sufs)))))
         if not left:
             return mods, sufs
+        # a last component only one known suffix ends in: where the name
+        # ends in that suffix and is longer, ``split`` splits there (the
+        # parts of bitsandbytes' quant state: five of a module's six names)
+        cands = list(map(self._single.get, map(lasts.__getitem__, left)))
+        has = list(map(is_not, cands, repeat(None)))
+        if any(has):
+            at = list(compress(left, has))
+            found: list[str] = [c for c in cands if c is not None]
+            named = list(map(names.__getitem__, at))
+            ok = list(map(and_, map(str.endswith, named, found),
+                          map(gt, map(len, named), map(len, found))))
+            done = list(compress(at, ok))
+            cut = list(map(neg, map(len, compress(found, ok))))
+            any(map(mods.__setitem__, done,
+                    map(getitem, compress(named, ok), map(slice, repeat(None), cut))))
+            any(map(sufs.__setitem__, done, compress(found, ok)))
+            if len(done) == len(left):
+                return mods, sufs
+            finished = set(done)
+            left = [i for i in left if i not in finished]
         hard = list(map(or_, map(self._by_last.__contains__, map(lasts.__getitem__, left)),
                         map(methodcaller("endswith", self._tails),
                             map(names.__getitem__, left))))
