@@ -291,10 +291,12 @@ _Pending = tuple[int, int, list[int], "list[int] | None", "_Plan", "PlanReplays"
 def _replay_pending(plan: _Plan, maker: PlanReplays, parts: list[int],
                     places: list[int] | None, used: bytearray, issues: list[Any],
                     names: Sequence[str]) -> None:
-    """What ``_Plan.apply`` does, for every module ``infer``'s loop left
-    pending on ``plan``: ``parts`` holds their parts' positions one module
-    after the other, and ``places`` where each module's issue goes among
-    ``issues`` (holding the module's name until then)."""
+    """The rest of a plan's replay on modules already listed (their QTensor
+    as ``maker``'s, from their anchor's position): ``parts`` holds their
+    parts' positions, one module after the other, and ``places`` where each
+    module's issue goes among ``issues`` (holding the module's name until
+    then).  ``_Plan.apply`` gives it one module; ``infer``'s loop, every
+    module of the plan but its first, once the loop is done."""
     if not parts:
         return
     k = maker.n
@@ -428,18 +430,14 @@ class _Plan:
         maker = ctx.makers.get(id(self))
         if maker is None:
             maker = ctx.makers[id(self)] = PlanReplays(self, ctx, mod, gs)
-        ctx.out.replay(maker, maker.add(gs))
-        for k in self.used:
-            ctx.used[gs[k]] = 1
+        ctx.out.replay(maker, gs[maker.anchor])
+        issues: list[Any] = ctx.art.issues
+        places = None
         if self.issue is not None:
-            self.add_issue(ctx.art, ctx.cols.names[gs[self.part]] if self.part >= 0
-                           else mod + self.tail)
-
-    def add_issue(self, log: IssueLog, name: str) -> None:
-        """The plan's issue, for the QTensor ``name``."""
-        assert self.issue is not None
-        variant, rest = self.issue
-        log.issues.append(variant(name, *rest))
+            places = [len(issues)]
+            issues.append(mod)
+        # what infer's loop does for every module of the plan but its first
+        _replay_pending(self, maker, list(gs), places, ctx.used, issues, ctx.cols.names)
 
 
 class PlanReplays:
@@ -477,16 +475,9 @@ class PlanReplays:
         self.rows = ctx.rows()
         self.dist = array("i")
 
-    def add(self, gs: tuple[int, ...]) -> int:
-        """Keep a module whose parts are at ``gs``; returns its ``g``."""
-        g = gs[self.anchor]
-        self.rows[g] = len(self.dist)
-        self.dist.extend([x - g for x in gs])
-        return g
-
     def add_flat(self, parts: list[int]) -> None:
-        """``add`` of each module whose parts' positions are the next
-        ``self.n`` of ``parts`` (C-level passes)."""
+        """Keep each module whose parts' positions are the next ``self.n``
+        of ``parts`` (C-level passes); its ``g`` is its anchor part's."""
         k = self.n
         anchors = parts[self.anchor::k]
         base = len(self.dist)
