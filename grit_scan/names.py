@@ -13,8 +13,8 @@ import fnmatch
 import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import compress, repeat
-from operator import and_, getitem, gt, is_not, itemgetter, methodcaller, neg, not_, or_
+from itertools import compress
+from operator import itemgetter, methodcaller, not_
 from typing import Any
 
 # Budgets on config patterns (their Budget records live in
@@ -38,7 +38,7 @@ class SuffixTable:
     """(module, suffix) splits of stored tensor names over a set of known
     suffixes: the longest known suffix a name ends in."""
 
-    __slots__ = ("suffixes", "_by_last", "_tails", "_one", "_single")
+    __slots__ = ("suffixes", "_by_last", "_tails", "_one")
 
     def __init__(self, suffixes: Iterable[str]) -> None:
         self.suffixes = tuple(dict.fromkeys(suffixes))
@@ -56,10 +56,6 @@ class SuffixTable:
         # a name with such a last component, and text before its dot, splits there
         self._one = {last: sufs[0] for last, sufs in by_last.items()
                      if len(sufs) == 1 and sufs[0] == "." + last}
-        # last component -> suffix, where one known suffix ends in that
-        # component (".weight.absmax", ".weight.quant_map", ...): a name that
-        # ends in it, with text before it, splits there
-        self._single = {last: sufs[0] for last, sufs in by_last.items() if len(sufs) == 1}
 
     def split(self, name: str) -> tuple[str, str]:
         """(module, suffix) of a stored tensor name: the longest known suffix.
@@ -86,45 +82,11 @@ class SuffixTable:
         model), every other name by ``split``."""
         parts = list(map(_RPARTITION, names))
         mods = list(map(_HEAD, parts))
-        lasts = list(map(_LAST, parts))
+        sufs: list[Any] = list(map(self._one.get, map(_LAST, parts)))
         del parts
-        sufs: list[Any] = list(map(self._one.get, lasts))
         # the usual split holds where the last component is such a suffix
-        # and text comes before its dot; else ``split`` decides, except for
-        # a name whose last component ends no dot suffix and which ends in no
-        # other suffix: ``split`` finds nothing and the name is its own
-        # module (every name of a convention none knows: C-level passes here
-        # where ``split`` a name took 0.4 s on 400,000 of them)
-        left = list(compress(range(len(mods)), map(not_, map(all, zip(mods, sufs)))))
-        if not left:
-            return mods, sufs
-        # a last component only one known suffix ends in: where the name
-        # ends in that suffix and is longer, ``split`` splits there (the
-        # parts of bitsandbytes' quant state: five of a module's six names)
-        cands = list(map(self._single.get, map(lasts.__getitem__, left)))
-        has = list(map(is_not, cands, repeat(None)))
-        if any(has):
-            at = list(compress(left, has))
-            found: list[str] = [c for c in cands if c is not None]
-            named = list(map(names.__getitem__, at))
-            ok = list(map(and_, map(str.endswith, named, found),
-                          map(gt, map(len, named), map(len, found))))
-            done = list(compress(at, ok))
-            cut = list(map(neg, map(len, compress(found, ok))))
-            any(map(mods.__setitem__, done,
-                    map(getitem, compress(named, ok), map(slice, repeat(None), cut))))
-            any(map(sufs.__setitem__, done, compress(found, ok)))
-            if len(done) == len(left):
-                return mods, sufs
-            finished = set(done)
-            left = [i for i in left if i not in finished]
-        hard = list(map(or_, map(self._by_last.__contains__, map(lasts.__getitem__, left)),
-                        map(methodcaller("endswith", self._tails),
-                            map(names.__getitem__, left))))
-        plain = list(compress(left, map(not_, hard)))
-        any(map(mods.__setitem__, plain, map(names.__getitem__, plain)))
-        any(map(sufs.__setitem__, plain, repeat("")))
-        for i in compress(left, hard):
+        # and text comes before its dot (else ``split`` decides)
+        for i in compress(range(len(mods)), map(not_, map(all, zip(mods, sufs)))):
             mods[i], sufs[i] = self.split(names[i])
         return mods, sufs
 
