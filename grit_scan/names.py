@@ -82,12 +82,32 @@ class SuffixTable:
         model), every other name by ``split``."""
         parts = list(map(_RPARTITION, names))
         mods = list(map(_HEAD, parts))
-        sufs: list[Any] = list(map(self._one.get, map(_LAST, parts)))
+        lasts = list(map(_LAST, parts))
         del parts
+        sufs: list[Any] = list(map(self._one.get, lasts))
         # the usual split holds where the last component is such a suffix
-        # and text comes before its dot (else ``split`` decides)
+        # and text comes before its dot; else ``split`` decides, but for a
+        # last component no dot suffix ends in, what it finds is the first
+        # other suffix that component ends in (no such suffix holds a dot),
+        # asked once per distinct component (every name of gpt-oss's
+        # ``*_blocks`` and of a convention none knows)
+        tails: dict[str, str] = {}
+        # (a dot in one of them: a component says nothing of it, ``split`` decides)
+        by_last = {} if any("." in t for t in self._tails) else self._by_last
         for i in compress(range(len(mods)), map(not_, map(all, zip(mods, sufs)))):
-            mods[i], sufs[i] = self.split(names[i])
+            last, name = lasts[i], names[i]
+            tail = None
+            if by_last is self._by_last and last not in by_last:
+                tail = tails.get(last)
+                if tail is None:
+                    tail = tails[last] = next((t for t in self._tails if last.endswith(t)), "")
+            if tail is None or len(name) <= len(tail):
+                # (a name no longer than that suffix: ``split`` tries the next)
+                mods[i], sufs[i] = self.split(name)
+            elif tail:
+                mods[i], sufs[i] = name[:-len(tail)], tail
+            else:
+                mods[i], sufs[i] = name, ""
         return mods, sufs
 
 

@@ -55,3 +55,17 @@ def test_grouping_is_split_name_per_name(names: list[str]) -> None:
     assert list(engine._group(names, range(len(names))).items()) == want
     for chunk in (1, 3):  # names split a few at a time
         assert list(engine._group(names, iter(range(len(names))), chunk).items()) == want
+
+
+def test_a_suffix_with_a_dot_inside_is_split_by_the_whole_name() -> None:
+    """A suffix that does not start with a dot but holds one (``_x.y``)
+    ends a name whose last component does not end in it: split_columns may
+    not decide such a name by its last component alone."""
+    from grit_scan.names import SuffixTable
+
+    t = SuffixTable([".weight", "_x.y", "_z"])
+    names = ["m_x.y", "a.m_x.y", "m.y", "m_z", "a.b_z", "_z", "a._z", "q.weight", "y"]
+    want = [("m", "_x.y"), ("a.m", "_x.y"), ("m.y", ""), ("m", "_z"), ("a.b", "_z"),
+            ("_z", ""), ("a.", "_z"), ("q", ".weight"), ("y", "")]
+    assert [t.split(n) for n in names] == want
+    assert list(t.split_all(names)) == want
