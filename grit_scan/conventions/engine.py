@@ -221,7 +221,7 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
     # a signature whose plan is replayed by its PlanReplays: (that Replays'
     # index in ctx.out, the part its tensors are made from, the parts'
     # positions of its modules after the first, one after the other, the
-    # places of their issues if the plan has one, the plan, the Replays).
+    # places of their issues if the plan has one, the Replays).
     # Such a module costs two array entries and its parts' positions here
     # (and a place among the issues, holding its name): the Replays, the
     # ``used`` marks and the issues are filled from them once the loop is
@@ -271,9 +271,9 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
         plan.apply(ctx, mod, gs)
         maker = ctx.makers[id(plan)]
         fast[key] = (ctx.out.maker_index(maker), maker.anchor, [],
-                     None if plan.issue is None else [], plan, maker)
-    for _kind, _anchor, parts, places, plan, maker in fast.values():
-        _replay_pending(plan, maker, parts, places, used, issues, cols.names)
+                     None if plan.issue is None else [], maker)
+    for _kind, _anchor, parts, places, maker in fast.values():
+        _replay_pending(maker, parts, places, used, issues, cols.names)
     # what no convention consumed, in the order the tensors are listed
     unused = used.translate(UNUSED)
     counts = Counter(compress(cols.dtypes, unused))
@@ -285,21 +285,20 @@ def infer(cols: Columns, used: bytearray, declared: Declared | None,
     return Inferred(ctx.out.build(), log.issues, dict(counts))
 
 
-_Pending = tuple[int, int, list[int], "list[int] | None", "_Plan", "PlanReplays"]
+_Pending = tuple[int, int, list[int], "list[int] | None", "PlanReplays"]
 
 
-def _replay_pending(plan: _Plan, maker: PlanReplays, parts: list[int],
-                    places: list[int] | None, used: bytearray, issues: list[Any],
-                    names: Sequence[str]) -> None:
-    """The rest of a plan's replay on modules already listed (their QTensor
-    as ``maker``'s, from their anchor's position): ``parts`` holds their
-    parts' positions, one module after the other, and ``places`` where each
-    module's issue goes among ``issues`` (holding the module's name until
-    then).  ``_Plan.apply`` gives it one module; ``infer``'s loop, every
+def _replay_pending(maker: PlanReplays, parts: list[int], places: list[int] | None,
+                    used: bytearray, issues: list[Any], names: Sequence[str]) -> None:
+    """The rest of a plan's replay (``maker.plan``) on modules already
+    listed (their QTensor as ``maker``'s, from their anchor's position):
+    ``parts`` holds their parts' positions, one module after the other, and
+    ``places`` where each module's issue goes among ``issues`` (holding the
+    module's name until then).  ``_Plan.apply`` gives it one module; ``infer``'s loop, every
     module of the plan but its first, once the loop is done."""
     if not parts:
         return
-    k = maker.n
+    plan, k = maker.plan, maker.n
     maker.add_flat(parts)
     for part in plan.used:
         any(map(used.__setitem__, parts[part::k], repeat(1)))
@@ -437,7 +436,7 @@ class _Plan:
             places = [len(issues)]
             issues.append(mod)
         # what infer's loop does for every module of the plan but its first
-        _replay_pending(self, maker, list(gs), places, ctx.used, issues, ctx.cols.names)
+        _replay_pending(maker, list(gs), places, ctx.used, issues, ctx.cols.names)
 
 
 class PlanReplays:
