@@ -38,7 +38,7 @@ class SuffixTable:
     """(module, suffix) splits of stored tensor names over a set of known
     suffixes: the longest known suffix a name ends in."""
 
-    __slots__ = ("suffixes", "_by_last", "_tails", "_one")
+    __slots__ = ("suffixes", "_by_last", "_tails", "_one", "_tails_undotted")
 
     def __init__(self, suffixes: Iterable[str]) -> None:
         self.suffixes = tuple(dict.fromkeys(suffixes))
@@ -51,6 +51,9 @@ class SuffixTable:
             by_last[last] = by_last.get(last, ()) + (suf,)
         self._by_last = by_last
         self._tails = tuple(s for s in self.suffixes if not s.startswith("."))
+        # no other suffix holds a dot: a name's last component alone says
+        # which of them it ends in (``split_columns``)
+        self._tails_undotted = not any("." in t for t in self._tails)
         # last component -> suffix, where the only known suffix ending in that
         # component is the component itself (".weight", ".weight_scale", ...):
         # a name with such a last component, and text before its dot, splits there
@@ -92,12 +95,11 @@ class SuffixTable:
         # asked once per distinct component (every name of gpt-oss's
         # ``*_blocks`` and of a convention none knows)
         tails: dict[str, str] = {}
-        # (a dot in one of them: a component says nothing of it, ``split`` decides)
-        by_last = {} if any("." in t for t in self._tails) else self._by_last
+        by_last, undotted = self._by_last, self._tails_undotted
         for i in compress(range(len(mods)), map(not_, map(all, zip(mods, sufs)))):
             last, name = lasts[i], names[i]
             tail = None
-            if by_last is self._by_last and last not in by_last:
+            if undotted and last not in by_last:
                 tail = tails.get(last)
                 if tail is None:
                     tail = tails[last] = next((t for t in self._tails if last.endswith(t)), "")
