@@ -96,12 +96,13 @@ class TensorTable(Sequence[StoredTensor]):
 
     @classmethod
     def of_shapes(cls, names: list[str], dtypes: Sequence[str],
-                  shapes: list[tuple[int, ...]], offsets: Sequence[int], nbytes: Sequence[int],
-                  available: Sequence[int]) -> TensorTable:
+                  shapes: list[tuple[int, ...]], ranks: Sequence[int], offsets: Sequence[int],
+                  nbytes: Sequence[int], available: Sequence[int]) -> TensorTable:
         """The table of tensors whose shapes are already tuples, equal
         shapes one tuple (a decoder that makes them so: parsers/
-        safetensors_json.py), kept as they are instead of flat."""
-        table = cls(names, dtypes, (), list(map(len, shapes)), offsets, nbytes, available)
+        safetensors_json.py), kept as they are instead of flat; ``ranks``
+        are their lengths."""
+        table = cls(names, dtypes, (), ranks, offsets, nbytes, available)
         table._shapes, table._dims = shapes, None
         return table
 

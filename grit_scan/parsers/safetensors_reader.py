@@ -364,7 +364,7 @@ def _check_columns(names: list[str], dtypes: list[Any], shapes: list[Any], ranks
     offsets = list(map(add, start, repeat(hdr.data_start)))
     hdr.table = (TensorTable(names, dtypes, flat_shape, ranks, offsets, nbytes, nbytes)
                  if flat_shape is not None
-                 else TensorTable.of_shapes(names, dtypes, shapes, offsets, nbytes, nbytes))
+                 else TensorTable.of_shapes(names, dtypes, shapes, ranks, offsets, nbytes, nbytes))
     return True
 
 
