@@ -183,17 +183,16 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             # unmet, and a decoy tensor must not silence it (an attacker's
             # stale config beside one tensor named like quantised data)
             looks = sum(i.count for a in arts for i in a.issues if isinstance(i, Unclaimed))
+            detail: dict[str, Any] = {"declared": _public(dec), "quantized": 0}
             if looks:
-                out.append(RULE.finding(
-                    cfg_path, f"{src} declares {what} quantisation but {looks} tensor(s) in "
-                    f"{len(arts)} file(s) look quantised in a layout no convention claims "
-                    "(a wrong config, or a layout grit does not know)",
-                    None, {"declared": _public(dec), "quantized": 0, "look_quantised": looks}))
-                continue
-            out.append(RULE.finding(
-                cfg_path, f"{src} declares {what} quantisation but no tensor in "
-                f"{len(arts)} file(s) is quantised (a stale or copied config?)", None,
-                {"declared": _public(dec), "quantized": 0}))
+                detail["look_quantised"] = looks
+                said = (f"{looks} tensor(s) in {len(arts)} file(s) look quantised in a layout "
+                        "no convention claims (a wrong config, or a layout grit does not know)")
+            else:
+                said = (f"no tensor in {len(arts)} file(s) is quantised "
+                        "(a stale or copied config?)")
+            out.append(RULE.finding(cfg_path, f"{src} declares {what} quantisation but {said}",
+                                    None, detail))
             continue
         # the tensors each contradiction holds, per file: asked once per kin (docs/performance.md)
         mism: dict[Contradiction, list[tuple[Artifact, Sequence[int]]]] = defaultdict(list)
