@@ -185,3 +185,29 @@ def test_an_index_shares_its_shard_names_and_is_otherwise_what_json_parsed() -> 
     odd = {"weight_map": {"a": ["x"], "b": "x"}}
     assert share_shard_names(json.loads(json.dumps(odd))) == odd
     assert share_shard_names([1]) == [1] and share_shard_names(None) is None
+
+
+def test_an_index_mapping_a_tensor_to_no_file_name_says_which_and_fails(
+        tmp_path: Path) -> None:
+    """A weight_map value that is not a string: the index is not read (its
+    other entries, an escape among them, are not trusted either), and the
+    finding names the first such tensor and what JSON holds there, instead
+    of saying the index has no weight_map."""
+    from grit_scan.cli import main
+
+    write_safetensors(tmp_path / "model.safetensors", {"a.weight": Raw("F16", [2], bytes(4))})
+    cases = [(3.0, "a number"), (None, "null"), (True, "a boolean"), (["x"], "an array"),
+             ({"f": "x"}, "an object"), (7, "a number")]
+    for value, words in cases:
+        (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
+            "b.weight": "model.safetensors", "a.weight": value, "c.weight": "/etc/passwd"}}))
+        rep = scan([str(tmp_path)])
+        got = [(f.kind.value, f.severity.value, f.message) for f in rep.findings]
+        assert got == [("file_unparseable", "structural",
+                        f"the index's weight_map maps 'a.weight' to {words}, not to a shard "
+                        "file name")], value
+        assert main(["scan", "--exit-policy", "simple", str(tmp_path)]) == 1
+    # a weight_map that is not an object is still said so
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": []}))
+    assert [f.message for f in scan([str(tmp_path)]).findings] == [
+        "the index has no weight_map of tensor -> shard names"]

@@ -81,6 +81,16 @@ class IndexNoWeightMap(Issue):
     tensor: None
 
 
+class IndexShardNotName(Issue):
+    """An index whose weight_map maps a tensor to something other than a
+    shard's file name (the first such tensor named)."""
+
+    CODE = IssueCode.UNPARSEABLE
+    TEXT = "the index's weight_map maps {tensor!r} to {got}, not to a shard file name"
+    tensor: str
+    got: str  # what JSON holds there: "a number", "null", ...
+
+
 # -- grit-manifest.json (parsers/manifest.py)
 
 

@@ -20,7 +20,12 @@ from operator import contains
 from typing import Any, NamedTuple
 
 from ..artifact import Artifact, ArtifactDraft
-from ..issues.file_unparseable import IndexNotObject, IndexNoWeightMap, OverBudget
+from ..issues.file_unparseable import (
+    IndexNotObject,
+    IndexNoWeightMap,
+    IndexShardNotName,
+    OverBudget,
+)
 from ..issues.index_inconsistency import (
     IndexMetadataNotObject,
     InSeveralShards,
@@ -100,6 +105,17 @@ def json_loads(files: Collection[str]) -> Callable[[str], Any]:
     return loads
 
 
+def _json_kind(value: object) -> str:
+    """What a parsed JSON value is, in words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
     """The weight_map (tensor -> shard) of a valid index, or None with issues."""
     if not isinstance(obj, dict):
@@ -109,8 +125,13 @@ def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
     wm = obj.get("weight_map")
     # JSON object keys are always strings; the values are tested by type in
     # one C-level pass (400,000 entries: docs/performance.md)
-    if not isinstance(wm, dict) or not set(map(type, wm.values())) <= {str}:
+    if not isinstance(wm, dict):
         art.add(IndexNoWeightMap(None))
+        art.parsed = False
+        return None
+    if not set(map(type, wm.values())) <= {str}:
+        bad = next(k for k, v in wm.items() if type(v) is not str)
+        art.add(IndexShardNotName(bad, _json_kind(wm[bad])))
         art.parsed = False
         return None
     meta = obj.get("metadata")
