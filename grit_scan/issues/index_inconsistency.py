@@ -68,6 +68,19 @@ class NotInIndex(Issue):
     path: str
 
 
+class ShardNotIndexed(Issue):
+    """A file of an index's shard set, by its name, that the index maps no
+    tensor to."""
+
+    CODE = IssueCode.INDEX_INCONSISTENT
+    TEXT = ("{path!r} is a shard of this index's set by its name, but the index maps no "
+            "tensor to it: loaders that go by the index never load it ({count} tensor(s))")
+    DETAIL = ("path", "count")
+    tensor: None
+    path: str
+    count: int
+
+
 # -- the parts of a GGUF split (rules/support.py ``split_issues``)
 
 

@@ -32,6 +32,7 @@ from ..issues.index_inconsistency import (
     NotInIndex,
     NotInShard,
     PickleShard,
+    ShardNotIndexed,
 )
 from ..issues.missing_shard import ShardMissing
 from ..issues.notes import TotalSizeDiffers, TotalSizeNotCount
@@ -196,8 +197,37 @@ def read_parsed(obj: Any, art: ArtifactDraft, names: Collection[str],
     exists = {s: s in names for s in distinct}
     shards = {s: shards_read[s] for s in distinct if s in shards_read}
     exact = check_index(art, wm, shards, exists)
+    _unindexed_shards(art, distinct, shards_read)
     art.metadata["shards"] = sorted(distinct)
     return Indexed(tuple(art.metadata["shards"]), exact, os.path.basename(art.path))
+
+
+# a sharded checkpoint's file name: the shard number and count, five digits each
+# (transformers' ``model-00001-of-00004.safetensors``)
+ST_SHARD = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$"
+_INDEX_SUFFIX = ".safetensors.index.json"
+
+
+def _unindexed_shards(art: ArtifactDraft, named: Collection[str],
+                      shards_read: Mapping[str, Artifact]) -> None:
+    """A file read beside the index whose name makes it a shard of the
+    index's set (the index's base name, and a shard count of a shard the
+    index names, or any when it names none of that form) that the index
+    maps no tensor to: a loader going by the index never reads it."""
+    name = os.path.basename(art.path)
+    if not name.endswith(_INDEX_SUFFIX):
+        return
+    base = name[: -len(_INDEX_SUFFIX)]
+    counts = set()
+    for s in named:
+        m = re.match(ST_SHARD, s)
+        if m is not None and m["base"] == base:
+            counts.add(m["n"])
+    for s in sorted(shards_read):
+        m = re.match(ST_SHARD, s)
+        if (m is not None and m["base"] == base and s not in named
+                and (not counts or m["n"] in counts)):
+            art.add(ShardNotIndexed(None, s, len(shards_read[s].tensor_names())))
 
 
 def check_index(art: ArtifactDraft, weight_map: dict[str, str], shards: dict[str, Artifact],

@@ -42,6 +42,7 @@ from ..artifact import (
 from ..issues import Issue
 from ..issues.internal_error import InferenceRaised
 from ..names import Declared
+from .index import ST_SHARD as _ST_SHARD
 from .index import Indexed
 from .safetensors_reader import UNQUANTISED_FLOATS
 
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from ..conventions import Columns
 
 # patterns compiled where first used (re's cache), not at import: start-up, docs/performance.md
-_ST_SHARD = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.safetensors$"
 _GGUF_SPLIT = r"^(?P<base>.+)-(?P<no>\d{5})-of-(?P<n>\d{5})\.gguf$"
 _HF_SNAPSHOT = (r"(?:^|/)models--(?P<org>[^/]+?)--(?P<name>[^/]+)/snapshots/"
                 r"(?P<rev>[^/]+)(?:/|$)")

@@ -19,7 +19,12 @@ RULE = Rule(
 **Structural.** `model.safetensors.index.json` and the shard headers
 disagree: a tensor mapped to a shard that lacks it, a tensor in two shards
 (the winner depends on load order, vllm#54230), a tensor no index entry
-names, or an index that names a pickle-style file.
+names, a file named as a shard of the index's set (`model-00002-of-00004.safetensors`
+beside `model.safetensors.index.json`) that the index maps no tensor to
+(loaders read only the files the index names: transformers'
+get_checkpoint_shard_files; a file of another shard count,
+or of another base name, is another set's), or an index that names a
+pickle-style file.
 
 Example (`fixtures/broken/index-inconsistent`):
 
