@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress
 from operator import itemgetter, methodcaller, not_
 from typing import Any
@@ -160,8 +160,135 @@ def pattern_matches(pattern: str, module: str) -> bool:
     return module == pattern or module.endswith("." + pattern) or pattern in module.split(".")
 
 
-def applies(declared: Declared | None, module: str) -> bool:
-    """True when the declared quantisation covers ``module`` (not ignored)."""
-    if declared is None:
-        return False
-    return not any(pattern_matches(p, module) for p in declared.get("ignore", []))
+# What matching a config's ignore patterns against one call's module names
+# may cost, in units (parsers/budgets.py ``pattern_work``).  A re: pattern
+# with two unbounded repeats is matched by Python's backtracking engine in
+# time quadratic in the name (``MAX_OPEN_REPEATS``): about 5 us on a
+# 64-character name built to make it backtrack, 33 us at 256 and 356 us at
+# 900, where a real module name takes a fraction of a microsecond.  Such a
+# pattern costs 1 + (length / 16)^2 units a name, any other 1 + length / 64
+# (about 0.1-0.3 us of matching a unit at worst); a call may spend
+# ``PATTERN_UNITS_PER_NAME`` a name plus ``PATTERN_UNITS_FIXED``, so a
+# crafted name costs a few times its parse at most, and a real model's
+# names fit many patterns.  Names past the budget are not matched, and
+# whoever asked says so.
+PATTERN_UNITS_PER_NAME = 64
+PATTERN_UNITS_FIXED = 1_000_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _open_repeats(regex: str) -> int:
+    """The unbounded repeats of a regular expression ``re.compile`` accepts."""
+    from .pattern_shape import backtracking
+
+    n = [0]
+    try:
+        backtracking(regex, n)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return MAX_OPEN_REPEATS
+    return n[0]
+
+
+def _glob(pattern: str, module: str) -> bool:
+    return fnmatch.fnmatchcase(module, pattern) or fnmatch.fnmatchcase(module, pattern + ".*")
+
+
+class IgnoreMatcher:
+    """A config's ignore patterns, matched against many module names at
+    once within the ``pattern_work`` budget.
+
+    ``loaders`` (the default) matches as ``pattern_matches`` does (the
+    transformers integrations: a ``re:`` pattern by ``re.match``, a glob,
+    else the name, a dotted tail or a component); ``compressed_tensors``
+    as that library matches its ``ignore`` list (``_match_name`` in
+    compressed_tensors/utils/match.py: ``re:`` and ``re.match``, else the
+    exact name; an entry naming a module class, ``Linear``, is matched by
+    class there, which names do not tell, so here it matches only a module
+    named so).  Refused patterns match nothing (``pattern_refused``), and
+    names past ``MAX_NAME_CHARS`` match no pattern."""
+
+    __slots__ = ("_plain", "_rx", "_ct")
+
+    def __init__(self, patterns: Iterable[str], compressed_tensors: bool = False) -> None:
+        self._ct = compressed_tensors
+        self._plain: dict[str, None] = {}  # in order: the first that matches is named
+        self._rx: list[tuple[str, Callable[[str], object], bool]] = []
+        for p in patterns:
+            if pattern_refused(p):
+                continue
+            if p.startswith("re:"):
+                try:
+                    rx = _compiled(p[3:])
+                except re.error:
+                    continue
+                self._rx.append((p, rx.match, _open_repeats(p[3:]) >= 2))
+            elif not compressed_tensors and any(c in p for c in "*?["):
+                self._rx.append((p, functools.partial(_glob, p), False))
+            else:
+                self._plain[p] = None
+
+    def __bool__(self) -> bool:
+        return bool(self._plain or self._rx)
+
+    def _plain_hit(self, module: str) -> str | None:
+        plain = self._plain
+        if module in plain:
+            return module
+        if self._ct:
+            return None
+        parts = module.split(".")
+        for k in range(1, len(parts)):
+            tail = ".".join(parts[k:])
+            if tail in plain:
+                return tail
+        return next((c for c in parts if c in plain), None)
+
+    def match(self, modules: Sequence[str]) -> tuple[dict[int, str], list[int]]:
+        """(position -> a pattern that matches it, for each of ``modules``
+        one does (a plain name before any ``re:`` pattern or glob, those in
+        their order); the positions not matched for want of budget, in
+        order).  A position in neither matches no pattern."""
+        hit: dict[int, str] = {}
+        # a name past name_chars is never matched (``pattern_matches``)
+        every = [i for i, m in enumerate(modules) if len(m) <= MAX_NAME_CHARS]
+        if self._plain:
+            if self._ct:
+                plain = self._plain
+                for i in compress(every, map(plain.__contains__, map(modules.__getitem__,
+                                                                     every))):
+                    hit[i] = modules[i]
+            else:
+                for i in every:
+                    got = self._plain_hit(modules[i])
+                    if got is not None:
+                        hit[i] = got
+        left = [i for i in every if i not in hit] if self._rx else []
+        budget = PATTERN_UNITS_FIXED + PATTERN_UNITS_PER_NAME * len(modules)
+        unknown: list[int] = []
+        for k, (p, match, quadratic) in enumerate(self._rx):
+            if not left:
+                break
+            lens = [len(modules[i]) for i in left]
+            costs = ([1 + ((n * n) >> 8) for n in lens] if quadratic
+                     else [1 + (n >> 6) for n in lens])
+            rest: list[int] = []
+            if sum(costs) > budget:
+                # as many as the budget allows, in order: the others are not
+                # matched, by this pattern or the ones after it
+                n, spent = 0, 0
+                while n < len(costs) and spent + costs[n] <= budget:
+                    spent += costs[n]
+                    n += 1
+                left, rest = left[:n], left[n:]
+            budget -= sum(costs[:len(left)])
+            found = [i for i in left if match(modules[i])]
+            for i in found:
+                hit[i] = p
+            done = set(found)
+            left = [i for i in left if i not in done]
+            if rest:
+                # those this pattern did not match are still open to the
+                # patterns after it, which the budget does not reach
+                unknown = sorted((left if k + 1 < len(self._rx) else []) + rest)
+                break
+        return hit, unknown

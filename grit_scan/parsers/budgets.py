@@ -88,6 +88,12 @@ PATTERN_CHARS = Budget(
 PATTERN_OPEN_REPEATS = Budget(
     "pattern_open_repeats", names.MAX_OPEN_REPEATS, "quantifiers",
     "unbounded quantifiers in one re: pattern, so matching is at most quadratic in the name")
+PATTERN_WORK = Budget(
+    "pattern_work", names.PATTERN_UNITS_PER_NAME, "units a name",
+    "matching a config's ignore patterns against one file's module names, plus "
+    f"{names.PATTERN_UNITS_FIXED:,} a file: a re: pattern with two unbounded repeats costs "
+    "1 + (length/16)^2 units a name, any other 1 + length/64, so a real model's names fit "
+    "dozens of patterns; names past it are not matched, and the finding says so")
 NAME_CHARS = Budget(
     "name_chars", names.MAX_NAME_CHARS, "characters",
     "a module name matched against ignore patterns; longer names are never matched")
@@ -121,7 +127,8 @@ CONFIG_PATTERNS = Budget(
 ALL: tuple[Budget, ...] = (
     HEADER_BYTES, JSON_ITEMS, TENSORS_PER_FILE, GGUF_KV_ENTRIES, GGUF_ARRAY_ELEMENTS, GGUF_RANK,
     SAFETENSORS_RANK, GRIT_SHAPE_RANK, EXTENT, INDEX_ENTRIES, CONFIG_BYTES, JSON_FILE_BYTES,
-    JSON_FILE_ITEMS, IGNORE_PATTERNS, PATTERN_CHARS, PATTERN_OPEN_REPEATS, NAME_CHARS,
+    JSON_FILE_ITEMS, IGNORE_PATTERNS, PATTERN_CHARS, PATTERN_OPEN_REPEATS, PATTERN_WORK,
+    NAME_CHARS,
     NAME_MAP_LAYERS, WALK_DEPTH, DEEP_SPARSE_RATIO, DEEP_READ_FACTOR, CONFIG_FILE_BYTES,
     CONFIG_DEPTH, CONFIG_PATTERNS)
 

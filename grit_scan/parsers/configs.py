@@ -3,7 +3,7 @@
 The three places a Hugging Face checkpoint states its quantisation are
 normalised into one dict (``Declared``): method, bits, group size, format,
 zero-point convention, act-order, and the patterns of modules left
-unquantised.  Matching those patterns against modules is ``names.applies``
+unquantised.  Matching those patterns against modules is ``names.IgnoreMatcher``
 (pure, shared with the rules); here patterns a loader would backtrack on are
 refused when the config is read.
 """

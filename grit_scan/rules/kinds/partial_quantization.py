@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from itertools import compress
 
 from ...artifact import Artifact, TensorTable
-from ...names import applies
+from ...names import IgnoreMatcher
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -22,7 +22,11 @@ RULE = Rule(
 **Warning.** Linear weights that the declared quantisation covers (not in
 its ignore / modules_to_not_convert / exclude_modules patterns) are stored
 unquantised beside quantised ones — an ignore list not respected, or a
-conversion that stopped part way (sglang#32736, vllm#27608).
+conversion that stopped part way (sglang#32736, vllm#27608). Weights
+that the patterns could not be matched against within the `pattern_work`
+budget (a `re:` pattern that backtracks on the file's own names) are named
+in a finding of their own: grit cannot say whether the declared
+quantisation covers them, and says so instead of passing them over.
 
 Example (`fixtures/broken/partial-quantization`):
 
@@ -65,7 +69,8 @@ def check_file(a: Artifact) -> list[Finding]:
 
     never, linear = re.compile(_NEVER), re.compile(_LINEAR)
     quantised_mods: set[str] | None = None  # built for the first candidate (docs/performance.md)
-    missing = []
+    names: list[str] = []
+    mods: list[str] = []
     # the cheap column tests first: a name split_name gives the suffix .weight ends in it
     for name in _float_weights(a):
         mod, suf = split_name(name)
@@ -75,14 +80,32 @@ def check_file(a: Artifact) -> list[Finding]:
             quantised_mods = {split_name(n)[0] for n in a.quantized.names()}
         if mod in quantised_mods or never.search(name) or not linear.search(mod):
             continue
-        if applies(dec, mod):
-            missing.append(name)
-    if not missing:
+        names.append(name)
+        mods.append(mod)
+    if not names:
         return []
-    return [RULE.finding(
-        a.path, f"{len(missing)} linear weight(s) the declared quantisation covers are stored "
-        f"unquantised (e.g. {missing[0]}) beside {len(a.quantized)} quantised ones: an "
-        "ignore list not respected, or a conversion that stopped part way",
-        missing[0] if len(missing) == 1 else None,
-        {"count": len(missing), "tensors": missing[:50],
-         "declared_ignore": dec.get("ignore", [])})]
+    # the candidates the declared ignore list does not name, all at once
+    # (the pattern_work budget: names.IgnoreMatcher)
+    ignored, unknown = IgnoreMatcher(dec.get("ignore", [])).match(mods)
+    skip = set(unknown)
+    missing = [n for i, n in enumerate(names) if i not in ignored and i not in skip]
+    out = []
+    if missing:
+        out.append(RULE.finding(
+            a.path, f"{len(missing)} linear weight(s) the declared quantisation covers are "
+            f"stored unquantised (e.g. {missing[0]}) beside {len(a.quantized)} quantised ones: "
+            "an ignore list not respected, or a conversion that stopped part way",
+            missing[0] if len(missing) == 1 else None,
+            {"count": len(missing), "tensors": missing[:50],
+             "declared_ignore": dec.get("ignore", [])}))
+    if unknown:
+        first = names[unknown[0]]
+        out.append(RULE.finding(
+            a.path, f"{len(unknown)} linear weight(s) stored unquantised (e.g. {first}) beside "
+            f"{len(a.quantized)} quantised ones were not held to the declared ignore list: "
+            "matching its patterns against them would pass the pattern_work budget "
+            "(docs/reliability.md), so grit cannot say whether the declared quantisation "
+            "covers them", first if len(unknown) == 1 else None,
+            {"count": len(unknown), "tensors": [names[i] for i in unknown[:50]],
+             "declared_ignore": dec.get("ignore", []), "budget": "pattern_work"}))
+    return out
