@@ -183,3 +183,130 @@ def test_a_decoy_tensor_does_not_silence_a_stale_config(tmp_path: Path) -> None:
     kinds = {str(f.kind): str(f.severity) for f in r.findings}
     assert kinds == {"declared_mismatch": "disagreement", "unsupported_convention": "warning"}
     assert scan_exit(tmp_path, "simple", False) == 1
+
+
+# -- a compressed-tensors ignore list that names quantised modules
+
+
+def _ct_with_ignore(tmp_path: Path, ignore: list[str], sub: str = "ct/w4a16-int") -> Path:
+    """llm-compressor's W4A16 pack-quantized checkpoint (MANIFEST.json), its
+    tensors linked, its config's ``ignore`` list replaced."""
+    import json
+    import os
+
+    d = tmp_path / "m"
+    d.mkdir()
+    for f in (P / sub).iterdir():
+        if f.suffix == ".safetensors":
+            os.link(f, d / f.name)
+    cfg = json.loads((P / sub / "config.json").read_text())
+    cfg["quantization_config"]["ignore"] = ignore
+    (d / "config.json").write_text(json.dumps(cfg))
+    return d
+
+
+def _packed_modules(sub: str = "ct/w4a16-int") -> list[str]:
+    """The modules whose weight llm-compressor packed, from the header itself."""
+    import json
+    import struct
+
+    (f,) = (P / sub).glob("*.safetensors")
+    with f.open("rb") as fh:
+        (n,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(n))
+    return sorted(k[: -len(".weight_packed")] for k in header if k.endswith(".weight_packed"))
+
+
+def _ignored(d: Path) -> list[object]:
+    return [f for f in grit_scan.scan([str(d)]).findings
+            if str(f.kind) == "declared_mismatch" and f.detail.get("field") == "ignore"]
+
+
+def test_an_ignore_list_naming_every_quantised_module_is_a_disagreement(tmp_path: Path) -> None:
+    """compressed-tensors builds an ignored module unquantised: with every
+    module ignored, a loader following the config loads none of the packed
+    weights (compressed_tensors.utils.match: ``re:`` is re.match)."""
+    mods = _packed_modules()
+    assert len(mods) == 14
+    (f,) = _ignored(_ct_with_ignore(tmp_path, ["lm_head", "re:.*"]))
+    d = f.detail  # type: ignore[attr-defined]
+    assert d["count"] == 14 and d["declared"] == ["re:.*"]
+    # each named by its QTensor, the packed weight (``mod.weight_packed``)
+    assert sorted(t.rpartition(".")[0] for t in d["tensors"]) == mods
+    assert str(f.severity) == "disagreement"  # type: ignore[attr-defined]
+    assert scan_exit(tmp_path / "m", "simple", False) == 1
+
+
+def test_one_exactly_named_module_is_named(tmp_path: Path) -> None:
+    mod = _packed_modules()[3]
+    (f,) = _ignored(_ct_with_ignore(tmp_path, ["lm_head", mod]))
+    assert f.detail["count"] == 1  # type: ignore[attr-defined]
+    assert f.tensor == mod + ".weight_packed"  # type: ignore[attr-defined]
+    assert f"(e.g. {mod!r}, by {mod!r})" in f.message  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("ignore", [
+    ["lm_head"],                         # as llm-compressor wrote it
+    ["re:.*mlp.gate$", "re:.*lm_head"],  # a MoE router's pattern: no gate_proj
+    ["mlp", "down_proj"],                # not module names: compressed-tensors matches names whole
+    ["Linear"],                          # a class name: matched by class, which names do not tell
+])
+def test_an_ignore_list_naming_no_quantised_module_says_nothing(tmp_path: Path,
+                                                                ignore: list[str]) -> None:
+    assert _ignored(_ct_with_ignore(tmp_path, ignore)) == []
+
+
+def test_only_compressed_tensors_reads_an_ignore_key(tmp_path: Path) -> None:
+    """transformers' FineGrainedFP8 loader reads modules_to_not_convert, not
+    ``ignore``: the key is not held to compressed-tensors' meaning there."""
+    d = _ct_with_ignore(tmp_path, ["re:.*"], "fp8-finegrained-128")
+    assert _ignored(d) == []
+
+
+def test_patterns_past_the_ignore_budget_are_not_matched_but_reported(tmp_path: Path) -> None:
+    """An ignore list over the ignore_patterns budget: its tail is not
+    matched (the config's own finding says it was not read), so the tail's
+    ``re:.*`` names no module here."""
+    from grit_scan.parsers import budgets
+
+    d = _ct_with_ignore(tmp_path, ["lm_head"] * budgets.IGNORE_PATTERNS.value + ["re:.*"])
+    assert _ignored(d) == []
+    said = [f.message for f in grit_scan.scan([str(d)]).findings
+            if "ignore_patterns budget" in f.message]
+    assert len(said) == 1
+
+
+def test_quantised_modules_past_the_pattern_budget_are_named(tmp_path: Path) -> None:
+    """An ignore pattern that backtracks on the file's own (long) module
+    names: the modules the pattern_work budget reaches are matched, the
+    rest are named as not matched (a disagreement too: the gate fails
+    closed), the count the budget's arithmetic (names.py)."""
+    import json
+    import struct
+
+    from grit_scan import names
+    from grit_scan.writers import Raw, write_safetensors
+
+    n, body = 3000, 400
+    mods = [f"m{i:05d}." + "a" * body + "_proj" for i in range(n)]
+    shape = struct.pack("<qq", 64, 64)  # weight_shape: a [64, 64] weight, 4 bits, group 32
+    tensors = {}
+    for m in mods:
+        tensors[m + ".weight_packed"] = Raw("I32", [64, 8], bytes(64 * 8 * 4))
+        tensors[m + ".weight_scale"] = Raw("BF16", [64, 2], bytes(64 * 2 * 2))
+        tensors[m + ".weight_shape"] = Raw("I64", [2], shape)
+    d = tmp_path / "m"
+    d.mkdir()
+    write_safetensors(d / "model.safetensors", tensors)
+    cfg = json.loads((P / "ct/w4a16-int/config.json").read_text())
+    cfg["quantization_config"]["ignore"] = ["re:.*a.*b"]
+    cfg["quantization_config"]["config_groups"]["group_0"]["weights"]["group_size"] = 32
+    (d / "config.json").write_text(json.dumps(cfg))
+    cost = 1 + (len(mods[0]) ** 2 >> 8)
+    reached = (names.PATTERN_UNITS_FIXED + names.PATTERN_UNITS_PER_NAME * n) // cost
+    assert 0 < reached < n
+    (f,) = _ignored(d)
+    assert f.detail["count"] == n - reached  # type: ignore[attr-defined]
+    assert f.detail["budget"] == "pattern_work"  # type: ignore[attr-defined]
+    assert "could not be matched against" in f.message  # type: ignore[attr-defined]
+    assert str(f.severity) == "disagreement"  # type: ignore[attr-defined]

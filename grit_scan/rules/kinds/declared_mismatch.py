@@ -9,12 +9,13 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from itertools import compress, repeat
-from operator import attrgetter, is_
+from operator import attrgetter, is_, itemgetter, methodcaller
 from typing import Any
 
 from ...artifact import Artifact, QTensor, ScanInput
 from ...issues import IssueCode
 from ...issues.unsupported_convention import Unclaimed
+from ...names import IgnoreMatcher
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
@@ -38,7 +39,12 @@ tensors are not quantised (a method no convention recognises is
 `unsupported_convention` instead). Where tensors look quantised in a layout
 no convention claims, the finding says that instead of "no tensor is
 quantised": the config may be wrong, or the layout one grit does not know
-(`unsupported_convention` names those tensors). A tensor a GRIT header describes is
+(`unsupported_convention` names those tensors). A compressed-tensors config
+whose `ignore` list names modules whose tensors are quantised (matched as
+compressed-tensors matches it: `re:` by `re.match`, else the exact module
+name) contradicts them too: its loader builds an ignored module unquantised
+and does not load their quantised tensors; modules the list could not be
+matched against within the `pattern_work` budget are named as such. A tensor a GRIT header describes is
 held to the declared bits and group size too (a loader that follows the
 config reads its bytes that way), but not to the declared format's name:
 GRIT may annotate any producer's layout.
@@ -194,6 +200,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             out.append(RULE.finding(cfg_path, f"{src} declares {what} quantisation but {said}",
                                     None, detail))
             continue
+        out.extend(_ignored_but_quantised(dec, arts, src, cfg_path))
         # the tensors each contradiction holds, per file: asked once per kin (docs/performance.md)
         mism: dict[Contradiction, list[tuple[Artifact, Sequence[int]]]] = defaultdict(list)
         # what the refusals of not-representable conventions record of the bytes
@@ -248,6 +255,63 @@ def check_scan(scan: ScanInput) -> list[Finding]:
                  "tensors": names, "config": cfg_path,
                  "likeliest_cause": "the config was written for a different quantisation run "
                                     "(or copied from another checkpoint)"}))
+    return out
+
+
+_MODULE = methodcaller("rpartition", ".")
+_HEAD = itemgetter(0)
+
+
+def _ignored_but_quantised(dec: dict[str, Any], arts: Sequence[Artifact], src: str,
+                           cfg_path: str) -> list[Finding]:
+    """Quantised modules that a compressed-tensors config's ``ignore`` list
+    names, as compressed-tensors matches it (names.IgnoreMatcher): its
+    loader builds an ignored module unquantised, so the quantised tensors
+    stored for it are not what it loads.  The module is the quantised
+    tensor's name without its last component (``mod.weight``).  Modules
+    the list could not be matched against within the pattern_work budget
+    are named too: the gate fails closed on them."""
+    raw = dec.get("raw")
+    listed = raw.get("ignore") if isinstance(raw, dict) else None
+    if dec.get("method") != "compressed-tensors" or not isinstance(listed, list):
+        return []
+    kept = set(dec.get("ignore") or ())  # what the ignore_patterns budget kept
+    matcher = IgnoreMatcher([p for p in listed if isinstance(p, str) and p in kept],
+                            compressed_tensors=True)
+    if not matcher:
+        return []
+    found: list[tuple[Artifact, str, str, str]] = []
+    unknown: list[tuple[Artifact, str]] = []
+    for a in arts:
+        if not a.quantized:
+            continue
+        names = a.quantized.names()
+        mods = list(map(_HEAD, map(_MODULE, names)))
+        hit, left = matcher.match(mods)
+        found.extend((a, names[i], mods[i], p) for i, p in hit.items())
+        unknown.extend((a, names[i]) for i in left)
+    out: list[Finding] = []
+    cause = ("the ignore list was changed after quantising, or copied from another run")
+    if found:
+        a, name, mod, pattern = found[0]
+        out.append(RULE.finding(
+            a.path, f"{src} ignores {len(found)} module(s) whose tensors are quantised (e.g. "
+            f"{mod!r}, by {pattern!r}): compressed-tensors builds an ignored module "
+            "unquantised, so a loader that follows the config does not load their quantised "
+            "tensors", name if len(found) == 1 else None,
+            {"field": "ignore", "declared": sorted({p for *_, p in found}),
+             "count": len(found), "tensors": [n for _, n, _, _ in found[:50]],
+             "config": cfg_path, "likeliest_cause": cause}))
+    if unknown:
+        a, name = unknown[0]
+        out.append(RULE.finding(
+            a.path, f"{src}'s ignore list could not be matched against {len(unknown)} "
+            f"quantised module(s) within the pattern_work budget (e.g. {name}; "
+            "docs/reliability.md): grit cannot say whether a loader that follows the config "
+            "loads them", name if len(unknown) == 1 else None,
+            {"field": "ignore", "count": len(unknown),
+             "tensors": [n for _, n in unknown[:50]], "config": cfg_path,
+             "budget": "pattern_work"}))
     return out
 
 
