@@ -59,7 +59,7 @@ def sharded_model(d: Path, shards: int, tensors: Sequence[int],
             fh.write(struct.pack("<Q", len(raw)) + raw)
             fh.truncate(8 + len(raw) + off)
         heads += 8 + len(raw)
-    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wm}))
+    (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": wm}))
     if config:
         (d / "config.json").write_text(json.dumps({"model_type": "llama",
                                                    "torch_dtype": "bfloat16"}))

@@ -99,3 +99,28 @@ def test_an_index_naming_no_shard_of_its_base_leaves_every_one_unloaded(
     _index(tmp_path, _names(other, 1))
     assert [f for f in _found(tmp_path) if f[0] == "index_inconsistency"] == [
         _unindexed(ONE, 1)]
+
+
+def test_an_index_without_a_metadata_object_does_not_load_in_transformers(
+        tmp_path: Path) -> None:
+    """transformers' get_checkpoint_shard_files reads ``index["metadata"]``
+    and adds keys to it: no such key is a KeyError, a null or a list a
+    TypeError.  An object, empty or not, loads."""
+    _shard(tmp_path, ONE, 1)
+    _shard(tmp_path, TWO, 1)
+    wm = _names(ONE, 1) | _names(TWO, 1)
+    p = tmp_path / "model.safetensors.index.json"
+    p.write_text(json.dumps({"weight_map": wm}))
+    assert _found(tmp_path) == [(
+        "index_inconsistency", "structural",
+        "the index has no metadata object: transformers' loader reads index[\"metadata\"] "
+        "(get_checkpoint_shard_files) and fails with KeyError")]
+    for bad in (None, [], "x"):
+        p.write_text(json.dumps({"metadata": bad, "weight_map": wm}))
+        assert _found(tmp_path) == [(
+            "index_inconsistency", "structural",
+            "the index's metadata is not an object: transformers' loader adds its keys to it "
+            "(get_checkpoint_shard_files) and fails")], bad
+    for good in ({}, {"total_size": 8}):
+        p.write_text(json.dumps({"metadata": good, "weight_map": wm}))
+        assert _found(tmp_path) == [], good

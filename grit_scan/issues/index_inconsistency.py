@@ -14,7 +14,17 @@ class IndexMetadataNotObject(Issue):
     """An index whose metadata is not an object."""
 
     CODE = IssueCode.INDEX_INCONSISTENT
-    TEXT = "the index's metadata is not an object"
+    TEXT = ("the index's metadata is not an object: transformers' loader adds its keys to it "
+            "(get_checkpoint_shard_files) and fails")
+    tensor: None
+
+
+class IndexNoMetadata(Issue):
+    """An index without a metadata key."""
+
+    CODE = IssueCode.INDEX_INCONSISTENT
+    TEXT = ("the index has no metadata object: transformers' loader reads index[\"metadata\"] "
+            "(get_checkpoint_shard_files) and fails with KeyError")
     tensor: None
 
 

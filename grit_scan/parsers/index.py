@@ -28,6 +28,7 @@ from ..issues.file_unparseable import (
 )
 from ..issues.index_inconsistency import (
     IndexMetadataNotObject,
+    IndexNoMetadata,
     InSeveralShards,
     NotInIndex,
     NotInShard,
@@ -136,7 +137,9 @@ def parse_index(obj: Any, art: ArtifactDraft) -> dict[str, str] | None:
         art.parsed = False
         return None
     meta = obj.get("metadata")
-    if meta is not None and not isinstance(meta, dict):
+    if "metadata" not in obj:
+        art.add(IndexNoMetadata(None))
+    elif not isinstance(meta, dict):
         art.add(IndexMetadataNotObject(None))
         meta = None
     ts = (meta or {}).get("total_size")

@@ -80,8 +80,8 @@ def _utf8(name: str) -> bool:
 
 
 def decode_index(text: str, shards: tuple[str, ...]) -> dict[str, Any] | None:
-    """An index's ``weight_map`` (and ``metadata``, if the text has it not
-    null), with every shard name one of ``shards`` and each distinct name
+    """An index's ``weight_map`` (and ``metadata``, if the text has it,
+    null included), with every shard name one of ``shards`` and each distinct name
     one string (msgspec gives a Literal's own value); None where msgspec
     refuses the text under that type (a value not among ``shards``, a
     weight_map not a map of strings, a text ``json.loads`` must judge).
@@ -94,12 +94,12 @@ def decode_index(text: str, shards: tuple[str, ...]) -> dict[str, Any] | None:
         return None
     named: Any = Literal.__getitem__(names)
     index = msgspec.defstruct("Index", [("weight_map", dict[str, named]),
-                                        ("metadata", Any, None)])
+                                        ("metadata", Any, msgspec.UNSET)])
     try:
         got = msgspec.json.decode(text, type=index)
     except (msgspec.DecodeError, RecursionError):
         return None
     fields = msgspec.structs.asdict(got)
-    if fields["metadata"] is None:
+    if fields["metadata"] is msgspec.UNSET:  # (a null is kept: parse_index judges it)
         del fields["metadata"]
     return fields

@@ -813,7 +813,7 @@ def _(d):
     for _ in range(1000):
         p = os.path.join(p, "n")
         os.mkdir(p)
-    return index(d, {"weight_map": {"model.norm.weight": "good.safetensors"}})
+    return index(d, {"metadata": {}, "weight_map": {"model.norm.weight": "good.safetensors"}})
 
 
 @case("i16_index_1_5m_entries", budget="index_entries")

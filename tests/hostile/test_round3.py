@@ -502,7 +502,7 @@ def test_7_json_report_is_bounded_like_the_grouped_text(tmp_path: Path) -> None:
     d = tmp_path / "m"
     d.mkdir()
     (d / "model.safetensors.index.json").write_text(json.dumps(
-        {"weight_map": {f"t{i}": f"s{i}.safetensors" for i in range(30_000)}}))
+        {"metadata": {}, "weight_map": {f"t{i}": f"s{i}.safetensors" for i in range(30_000)}}))
     r = grit("scan", "--json", str(d))
     doc = json.loads(r.stdout)
     assert r.returncode == 1
