@@ -266,10 +266,10 @@ class QList(Sequence[QTensor]):
     Without replays the objects are a plain list (``_kinds`` None).  With
     them, ``_kinds[i]`` is -1 for an object, which is ``_objs[_vals[i]]``,
     else the index in ``_makers`` of the Replays that makes tensor ``i``
-    from ``_vals[i]``.  ``_roles`` and ``_grouped`` are computed when first
+    from ``_vals[i]``.  ``_names``, ``_roles`` and ``_grouped`` are computed when first
     asked for and kept (the tensors never change)."""
 
-    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_home", "_roles", "_grouped")
+    __slots__ = ("_objs", "_kinds", "_vals", "_makers", "_home", "_names", "_roles", "_grouped")
 
     def __init__(self, items: Iterable[QTensor] = (), home: str | None = None) -> None:
         self._objs: list[QTensor] = list(items)
@@ -277,6 +277,7 @@ class QList(Sequence[QTensor]):
         self._vals: array[int] | None = None
         self._makers: Sequence[Replays] = ()
         self._home = home
+        self._names: list[str] | None = None
         self._roles: list[str] | None = None
         self._grouped: dict[int, list[int]] | None = None
 
@@ -419,8 +420,11 @@ class QList(Sequence[QTensor]):
         return out
 
     def names(self) -> list[str]:
-        """Each tensor's name, in order, without making the tensors."""
-        return self._scatter(lambda m, gs: m.names(gs), _NAME_OF)
+        """Each tensor's name, in order, without making the tensors
+        (computed once: the rules and the JSON writer each ask)."""
+        if self._names is None:
+            self._names = self._scatter(lambda m, gs: m.names(gs), _NAME_OF)
+        return self._names
 
     def names_at(self, idx: Iterable[int]) -> list[str]:
         """The names of the tensors at positions ``idx`` (a few), without

@@ -237,8 +237,9 @@ def test_an_ignore_list_naming_every_quantised_module_is_a_disagreement(tmp_path
     assert scan_exit(tmp_path / "m", "simple", False) == 1
 
 
-def test_one_exactly_named_module_is_named(tmp_path: Path) -> None:
-    mod = _packed_modules()[3]
+@pytest.mark.parametrize("k", [0, 3])  # 0: the module whose tensor the header lists first
+def test_one_exactly_named_module_is_named(tmp_path: Path, k: int) -> None:
+    mod = _packed_modules()[k]
     (f,) = _ignored(_ct_with_ignore(tmp_path, ["lm_head", mod]))
     assert f.detail["count"] == 1  # type: ignore[attr-defined]
     assert f.tensor == mod + ".weight_packed"  # type: ignore[attr-defined]
