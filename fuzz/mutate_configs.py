@@ -21,7 +21,6 @@ its traceback.  The last line printed is a JSON summary {"seed", "count",
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -37,7 +36,7 @@ ROOT = os.path.join(HERE, "..")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
-from mutate_scan import render_all  # noqa: E402
+from mutate_scan import arguments, render_all  # noqa: E402
 
 from grit_scan import api  # noqa: E402
 
@@ -179,11 +178,7 @@ def stage(src: str, dst: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--count", type=int, default=10_000)
-    ap.add_argument("--out", default="fuzz/out-cfg")
-    args = ap.parse_args()
+    args = arguments(10_000, "fuzz/out-cfg")
     rng = random.Random(args.seed)
     pool = model_dirs()
     os.makedirs(args.out, exist_ok=True)

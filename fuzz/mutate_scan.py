@@ -130,12 +130,17 @@ def render_all(rep: Report, i: int, shapes: set[tuple[object, ...]]) -> bool:
     return True
 
 
-def main() -> None:
+def arguments(count: int, out: str) -> argparse.Namespace:
+    """--seed, --count and --out, the options of this and the other mutation fuzzers."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--count", type=int, default=100_000)
-    ap.add_argument("--out", default="fuzz/out")
-    args = ap.parse_args()
+    ap.add_argument("--count", type=int, default=count)
+    ap.add_argument("--out", default=out)
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = arguments(100_000, "fuzz/out")
     rng = random.Random(args.seed)
     pool = seeds()
     os.makedirs(args.out, exist_ok=True)
