@@ -173,7 +173,7 @@ def pattern_matches(pattern: str, module: str) -> bool:
 # names fit many patterns.  Names past the budget are not matched, and
 # whoever asked says so.
 PATTERN_UNITS_PER_NAME = 64
-PATTERN_UNITS_FIXED = 1_000_000
+PATTERN_UNITS_FIXED = 100_000
 
 
 @functools.lru_cache(maxsize=4096)
@@ -197,10 +197,10 @@ class IgnoreMatcher:
     """A config's ignore patterns, matched against many module names at
     once within the ``pattern_work`` budget.
 
-    ``loaders`` (the default) matches as ``pattern_matches`` does (the
-    transformers integrations: a ``re:`` pattern by ``re.match``, a glob,
-    else the name, a dotted tail or a component); ``compressed_tensors``
-    as that library matches its ``ignore`` list (``_match_name`` in
+    By default it matches as ``pattern_matches`` does (the transformers
+    integrations: a ``re:`` pattern by ``re.match``, a glob, else the name,
+    a dotted tail or a component); with ``compressed_tensors``, as that
+    library matches its ``ignore`` list (``_match_name`` in
     compressed_tensors/utils/match.py: ``re:`` and ``re.match``, else the
     exact name; an entry naming a module class, ``Linear``, is matched by
     class there, which names do not tell, so here it matches only a module
@@ -211,7 +211,7 @@ class IgnoreMatcher:
 
     def __init__(self, patterns: Iterable[str], compressed_tensors: bool = False) -> None:
         self._ct = compressed_tensors
-        self._plain: dict[str, None] = {}  # in order: the first that matches is named
+        self._plain: dict[str, None] = {}  # the plain names (a set, in their order)
         self._rx: list[tuple[str, Callable[[str], object], bool]] = []
         for p in patterns:
             if pattern_refused(p):

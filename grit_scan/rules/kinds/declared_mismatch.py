@@ -291,8 +291,8 @@ def _ignored_but_quantised(dec: dict[str, Any], arts: Sequence[Artifact], src: s
             # one of them holds no quantised tensor under one (a quantised
             # tensor is in the file of its data, ``mod.weight_packed``), asked
             # of the file's names at once (500 shards of 800 tensors: ``lm_head``)
-            listed = "\n" + "\n".join(a.tensor_names())
-            if not any("\n" + h in listed for h in heads):
+            text = "\n" + "\n".join(a.tensor_names())
+            if not any("\n" + h in text for h in heads):
                 continue
         names = a.quantized.names()
         if heads is not None:
@@ -303,7 +303,7 @@ def _ignored_but_quantised(dec: dict[str, Any], arts: Sequence[Artifact], src: s
         found.extend((a, names[i], mods[i], p) for i, p in hit.items())
         unknown.extend((a, names[i]) for i in left)
     out: list[Finding] = []
-    cause = ("the ignore list was changed after quantising, or copied from another run")
+    cause = "the ignore list was changed after quantising, or copied from another run"
     if found:
         a, name, mod, pattern = found[0]
         out.append(RULE.finding(
@@ -311,7 +311,7 @@ def _ignored_but_quantised(dec: dict[str, Any], arts: Sequence[Artifact], src: s
             f"{mod!r}, by {pattern!r}): compressed-tensors builds an ignored module "
             "unquantised, so a loader that follows the config does not load their quantised "
             "tensors", name if len(found) == 1 else None,
-            {"field": "ignore", "declared": sorted({p for *_, p in found}),
+            {"field": "ignore", "declared": sorted({p for *_, p in found})[:50],
              "count": len(found), "tensors": [n for _, n, _, _ in found[:50]],
              "config": cfg_path, "likeliest_cause": cause}))
     if unknown:
