@@ -15,8 +15,15 @@ cut short.  The directory is scanned with ``grit_scan.scan`` and rendered as
 mutate_scan.py renders (JSON and SARIF parsed back, github, text for new
 report shapes), through a strict UTF-8 stream.  An exception that escapes
 is "unhandled": the directory's mutated file is saved under ``--out`` with
-its traceback.  The last line printed is a JSON summary {"seed", "count",
-"unhandled", "seconds"} that docs/reliability.md records.
+its traceback.
+
+One input in four checks the verdict instead: only keys of ``config.json``
+that no config reader looks at are changed (``READ`` lists those it does),
+so the findings must be those of the unchanged directory, message for
+message; a difference is "changed" (a finding that cries wolf, or one
+silenced), saved like a crash.  The last line printed is a JSON summary
+{"seed", "count", "unhandled", "verdicts", "changed", "seconds"} that
+docs/reliability.md records.
 """
 
 from __future__ import annotations
@@ -54,6 +61,10 @@ KEYS = ("quant_method", "bits", "group_size", "format", "config_groups", "weight
         "bnb_4bit_quant_type", "bnb_4bit_compute_dtype", "weight_map", "metadata",
         "total_size", "producer", "input_activations", "output_activations",
         "dynamic", "observer", "actorder", "scale_dtype", "zp_dtype", "num_hidden_layers")
+# config.json's top-level keys the config readers look at
+# (grit_scan/parsers/configs.py); the verdict inputs change only the others
+READ = frozenset({"quantization_config", "text_config", "num_hidden_layers", "model_type",
+                  "auto_map", "quantization", "architectures", "n_layers"})
 METHODS = ("gptq", "awq", "compressed-tensors", "fp8", "modelopt", "bitsandbytes",
            "mxfp4", "quanto", "torchao", "hqq", "auto-round", "mlx", "gguf", "GPTQ", "")
 
@@ -163,11 +174,12 @@ def model_dirs() -> list[tuple[str, list[str]]]:
 
 
 def stage(src: str, dst: str) -> None:
-    """``src``'s regular files in ``dst``: tensor files hard-linked (else
-    copied), the rest copied; subdirectories left out."""
+    """``src``'s files in ``dst``: tensor files hard-linked (else copied),
+    the rest copied; a symlink (a Hugging Face cache snapshot's, to its
+    blob) as the file it resolves to; subdirectories left out."""
     for f in os.listdir(src):
-        p = os.path.join(src, f)
-        if os.path.isfile(p) and not os.path.islink(p):
+        p = os.path.realpath(os.path.join(src, f))
+        if os.path.isfile(p):
             if f.endswith((".safetensors", ".gguf")):
                 try:
                     os.link(p, os.path.join(dst, f))
@@ -186,6 +198,8 @@ def main() -> None:
     shapes: set[tuple[object, ...]] = set()
     unhandled = 0
     t0 = time.time()
+    verdicts = changed = 0
+    seen: dict[str, list[tuple[str, str, str]]] = {}
     for i in range(args.count):
         src, names = rng.choice(pool)
         name = rng.choice(names)
@@ -193,6 +207,16 @@ def main() -> None:
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         stage(src, d)
+        if "config.json" in names and rng.randrange(4) == 0:
+            verdicts += 1
+            if not same_verdict(src, d, rng, seen):
+                changed += 1
+                tag = f"changed-{args.seed}-{i}"
+                shutil.copyfile(os.path.join(d, "config.json"),
+                                os.path.join(args.out, tag + ".json"))
+                with open(os.path.join(args.out, tag + ".txt"), "w") as f:
+                    f.write(os.path.relpath(src, ROOT) + "\n")
+            continue
         with open(os.path.join(src, name), encoding="utf-8") as f:
             text = f.read()
         try:
@@ -216,10 +240,37 @@ def main() -> None:
                 f.write(f"{os.path.relpath(src, ROOT)}/{name}\n{traceback.format_exc()}")
         if i and i % 2000 == 0:
             print(json.dumps({"seed": args.seed, "done": i, "unhandled": unhandled,
-                              "seconds": round(time.time() - t0)}), flush=True)
+                              "changed": changed, "seconds": round(time.time() - t0)}),
+                  flush=True)
     shutil.rmtree(work, ignore_errors=True)
     print(json.dumps({"seed": args.seed, "count": args.count, "unhandled": unhandled,
-                      "dirs": len(pool), "seconds": round(time.time() - t0)}), flush=True)
+                      "verdicts": verdicts, "changed": changed, "dirs": len(pool),
+                      "seconds": round(time.time() - t0)}), flush=True)
+
+
+def _findings(d: str) -> list[tuple[str, str, str]]:
+    """The findings of a scan of ``d``, its path taken out of each message."""
+    return sorted((f.kind.value, f.code, f.message.replace(d, "DIR"))
+                  for f in api.scan([d], jobs=1).findings)
+
+
+def same_verdict(src: str, d: str, rng: random.Random,
+                 seen: dict[str, list[tuple[str, str, str]]]) -> bool:
+    """Whether ``d`` (``src`` staged) gives ``src``'s findings once keys of
+    its config.json that no reader looks at are changed."""
+    if src not in seen:
+        seen[src] = _findings(d)
+    with open(os.path.join(src, "config.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    if not isinstance(doc, dict):
+        return True
+    keys = [k for k in doc if k not in READ] + ["zz_not_read"]
+    for _ in range(rng.randint(1, 3)):
+        doc[rng.choice(keys)] = hostile(rng)
+    with open(os.path.join(d, "config.json"), "w", encoding="utf-8",
+              errors="surrogatepass") as f:
+        f.write(json.dumps(doc))
+    return _findings(d) == seen[src]
 
 
 if __name__ == "__main__":
