@@ -8,6 +8,7 @@ contradicts the bytes"; the untouched producer file gives neither."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scan_exit import scan_exit
@@ -311,3 +312,149 @@ def test_quantised_modules_past_the_pattern_budget_are_named(tmp_path: Path) -> 
     assert f.detail["budget"] == "pattern_work"  # type: ignore[attr-defined]
     assert "could not be matched against" in f.message  # type: ignore[attr-defined]
     assert str(f.severity) == "disagreement"  # type: ignore[attr-defined]
+
+
+# -- compressed-tensors formats no convention reads, and its uncompressed storage
+
+
+def _ct_with(tmp_path: Path, edit: Any, sub: str = "ct/w4a16-int") -> Path:
+    """llm-compressor's W4A16 checkpoint, its config's quantization_config
+    edited by ``edit``."""
+    import json
+    import os
+
+    d = tmp_path / "m"
+    d.mkdir(parents=True)
+    for f in (P / sub).iterdir():
+        if f.suffix == ".safetensors":
+            os.link(f, d / f.name)
+    cfg = json.loads((P / sub / "config.json").read_text())
+    edit(cfg["quantization_config"])
+    (d / "config.json").write_text(json.dumps(cfg))
+    return d
+
+
+def _kinds(d: Path) -> list[tuple[str, str]]:
+    return sorted((str(f.kind), f.message) for f in grit_scan.scan([str(d)]).findings)
+
+
+def test_a_format_no_convention_reads_is_said_so_not_contradicted(tmp_path: Path) -> None:
+    """compressed-tensors names its storage by format: ``marlin-24`` is one
+    no convention reads.  Over packed tensors no convention claims (renamed
+    here), they are named as not checked (a warning), not as a declaration
+    the bytes contradict; over tensors a convention reads by their layout,
+    nothing goes unchecked and nothing is said of the format."""
+    def edit(qc: dict[str, Any]) -> None:
+        qc["format"] = "marlin-24"
+        for g in qc["config_groups"].values():
+            g["format"] = "marlin-24"
+
+    got = _kinds(_ct_with(tmp_path / "read", edit))
+    assert [k for k, _ in got] == ["not_representable"]  # the pack-quantized layout, read
+
+    import json
+    import struct
+
+    from grit_scan.writers import Raw, write_safetensors
+
+    d = tmp_path / "unread"
+    d.mkdir()
+    write_safetensors(d / "model.safetensors", {
+        "model.layers.0.mlp.down_proj.weight_packed": Raw("I32", [64, 8], bytes(2048)),
+        "model.layers.0.mlp.down_proj.scale_packed": Raw("F16", [2, 64], bytes(256)),
+        "model.layers.0.mlp.down_proj.meta": Raw("I16", [64, 2], bytes(256)),
+        "model.layers.0.mlp.down_proj.weight_shape": Raw("I64", [2],
+                                                         struct.pack("<qq", 64, 64))})
+    qc = {"quant_method": "compressed-tensors", "format": "marlin-24",
+          "config_groups": {"group_0": {"format": "marlin-24", "targets": ["Linear"],
+                                        "weights": {"num_bits": 4, "type": "int"}}}}
+    (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                               "quantization_config": qc}))
+    got = _kinds(d)
+    assert [k for k, _ in got] == ["unsupported_convention"], got
+    assert "declares format 'marlin-24', which no convention recognises" in got[0][1]
+
+
+def test_mixed_precision_names_its_groups_formats(tmp_path: Path) -> None:
+    """A top-level ``mixed-precision`` with known group formats is read as
+    those formats: the findings are the producer's file's own."""
+    want = _kinds(_ct_with(tmp_path / "a", lambda qc: None))
+
+    def edit(qc: dict[str, Any]) -> None:
+        qc["format"] = "mixed-precision"
+
+    assert _kinds(_ct_with(tmp_path / "b", edit)) == want
+
+
+def test_dense_storage_with_packed_tensors_is_contradicted(tmp_path: Path) -> None:
+    """``dense``: the model's tensors stored as they are, uncompressed; 14
+    packed weights contradict it."""
+    def edit(qc: dict[str, Any]) -> None:
+        qc["format"] = "dense"
+        for g in qc["config_groups"].values():
+            g["format"] = "dense"
+
+    d = _ct_with(tmp_path, edit)
+    (f,) = [f for f in grit_scan.scan([str(d)]).findings if str(f.kind) == "declared_mismatch"]
+    det = f.detail  # type: ignore[attr-defined]
+    assert (det["field"], det["declared"], det["count"]) == ("format", "dense", 14)
+
+
+def test_dense_storage_of_floats_is_no_news(tmp_path: Path) -> None:
+    """A compressed-tensors config of ``dense`` storage over float tensors
+    (a model saved uncompressed): nothing quantised is what it says, not a
+    stale config."""
+    import json
+
+    from grit_scan.writers import Raw, write_safetensors
+
+    d = tmp_path / "m"
+    d.mkdir()
+    write_safetensors(d / "model.safetensors", {
+        "model.layers.0.mlp.down_proj.weight": Raw("BF16", [64, 64], bytes(64 * 64 * 2)),
+        "model.norm.weight": Raw("BF16", [64], bytes(128))})
+    qc = {"quant_method": "compressed-tensors", "format": "dense", "ignore": ["lm_head"],
+          "config_groups": {"group_0": {"format": "dense", "targets": ["Linear"],
+                                        "weights": {"num_bits": 8, "type": "int"}}}}
+    (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                               "quantization_config": qc}))
+    assert _kinds(d) == []
+    qc["format"] = "int-quantized"  # a compressed format over floats: still a stale config
+    qc["config_groups"]["group_0"]["format"] = "int-quantized"
+    (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                               "quantization_config": qc}))
+    assert [k for k, _ in _kinds(d)] == ["declared_mismatch"]
+    qc["format"] = "mixed-precision"  # the groups' formats are what it declares
+    (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                               "quantization_config": qc}))
+    assert [k for k, _ in _kinds(d)] == ["declared_mismatch"]
+
+
+def test_a_sparsity_format_no_convention_reads_is_named(tmp_path: Path) -> None:
+    """compressed-tensors' 2:4 sparse storage (Sparse24BitMaskCompressor:
+    ``<weight>.compressed`` [rows, cols/2], ``.bitmask`` U8 [rows, cols/8],
+    ``.shape``) under a ``dense`` quantisation: its tensors are named as
+    not checked, and the dense declaration is not contradicted."""
+    import json
+    import struct
+
+    from grit_scan.writers import Raw, write_safetensors
+
+    d = tmp_path / "m"
+    d.mkdir()
+    tensors = {"model.norm.weight": Raw("BF16", [64], bytes(128))}
+    for i in range(3):
+        w = f"model.layers.{i}.mlp.down_proj.weight"
+        tensors[w + ".compressed"] = Raw("BF16", [64, 32], bytes(64 * 32 * 2))
+        tensors[w + ".bitmask"] = Raw("U8", [64, 8], bytes(64 * 8))
+        tensors[w + ".shape"] = Raw("I64", [2], struct.pack("<qq", 64, 64))
+    write_safetensors(d / "model.safetensors", tensors)
+    qc = {"quant_method": "compressed-tensors", "format": "dense", "config_groups": {},
+          "sparsity_config": {"format": "sparse-24-bitmask", "sparsity_structure": "2:4",
+                              "targets": ["Linear"]}}
+    (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                               "quantization_config": qc}))
+    got = _kinds(d)
+    assert [k for k, _ in got] == ["unsupported_convention"]
+    assert ("sparsity format 'sparse-24-bitmask', which no convention reads: 6 tensor(s) in "
+            "1 file(s) are stored sparse-compressed") in got[0][1]

@@ -112,10 +112,29 @@ def registered() -> tuple[type[Convention], ...]:
 _DECLARED_KEYS = (("method", "quant_method"), ("format", "format"), ("quant_algo", "quant_algo"))
 
 
+# compressed-tensors' formats that store no quantised tensor: "dense" (the
+# model's tensors as they are: floats, quantisation parameters beside them)
+# and "mixed-precision", which only says its config groups differ
+CT_UNCOMPRESSED, CT_MIXED = "dense", "mixed-precision"
+
+
+def ct_formats(declared: Declared) -> list[str]:
+    """The storage formats a compressed-tensors declaration names: its
+    config groups' and the top-level one (``mixed-precision`` left out)."""
+    got = declared.get("formats") or [declared.get("format")]
+    return [f for f in got if isinstance(f, str) and f != CT_MIXED]
+
+
 def recognised(declared: Declared) -> bool:
     """True when a declared quant_method, format or quant_algo names a
-    registered convention (docs/conventions.md, "declared as")."""
+    registered convention (docs/conventions.md, "declared as").  A
+    compressed-tensors declaration names its storage by format: one that
+    names a format no convention reads (``marlin-24``) is not recognised,
+    whatever its quant_method (``dense``, uncompressed storage, is)."""
     known = {d for c in registered() for d in c.declared_as}
+    if declared.get("method") == "compressed-tensors" and any(
+            f != CT_UNCOMPRESSED and f"format={f}" not in known for f in ct_formats(declared)):
+        return False
     if any(isinstance(declared.get(key), str) and f"{name}={declared[key]}" in known
            for key, name in _DECLARED_KEYS):
         return True

@@ -24,7 +24,10 @@ class CtPackQuantized(Convention):
 
     @classmethod
     def claims(cls, ctx: Ctx, parts: Parts) -> bool:
-        return ".weight_packed" in parts
+        # its scale beside it: a weight_packed without one is another
+        # layout's (compressed-tensors' marlin-24 packs its scales as
+        # scale_packed), or a scale lost, and is left unclaimed
+        return ".weight_packed" in parts and ".weight_scale" in parts
 
     @classmethod
     def infer(cls, ctx: Ctx, mod: str, parts: Parts) -> None:

@@ -44,7 +44,9 @@ whose `ignore` list names modules whose tensors are quantised (matched as
 compressed-tensors matches it: `re:` by `re.match`, else the exact module
 name) contradicts them too: its loader builds an ignored module unquantised
 and does not load their quantised tensors; modules the list could not be
-matched against within the `pattern_work` budget are named as such. A tensor a GRIT header describes is
+matched against within the `pattern_work` budget are named as such.
+compressed-tensors' `dense` format is its uncompressed storage: over
+float tensors it is what it says, and a quantised tensor contradicts it. A tensor a GRIT header describes is
 held to the declared bits and group size too (a loader that follows the
 config reads its bytes that way), but not to the declared format's name:
 GRIT may annotate any producer's layout.
@@ -67,6 +69,8 @@ FORMAT_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "pack-quantized": ("compressed-tensors-pack-quantized",),
     "int-quantized": ("compressed-tensors-int",),
     "mxfp8-quantized": ("compressed-tensors-mxfp8",),
+    # compressed-tensors' uncompressed storage: no quantised tensor is its
+    "dense": (),
 }
 METHOD_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "mxfp4": ("gpt-oss-mxfp4",),
@@ -177,10 +181,13 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         if arts and not any(a.quantized for a in arts) and all(a.parsed for a in arts):
             # (a file grit could not read may hold them: it has its own finding)
             # here: the convention registry, which only a declaring model needs (start-up)
-            from ...conventions.base import recognised
+            from ...conventions.base import CT_UNCOMPRESSED, ct_formats, recognised
 
             if not recognised(dec):
                 continue  # a method no convention knows: unsupported_convention says so
+            if dec.get("method") == "compressed-tensors" and set(ct_formats(dec)) == {
+                    CT_UNCOMPRESSED}:
+                continue  # stored uncompressed, as declared: nothing quantised is no news
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
             # tensors that look quantised in a layout no convention claims
             # (unsupported_convention names them): the checkpoint may well be

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
 
 from ...artifact import Artifact, ScanInput
 from ...issues import (
@@ -27,7 +29,11 @@ RULE = Rule(
 (`qweight`, `_packed`, `.scales`, `._data`, `_qdata`, `W_q`, or an integer or
 FP8 tensor beside a `scale`) that no convention claims. Their bytes are not
 checked: this says so rather than passing them in silence. It is never a
-disagreement or a structural finding.
+disagreement or a structural finding. A compressed-tensors config names
+its storage by `format`: one no convention reads (`marlin-24`) is said
+so when tensors go unchecked, and so is a `sparsity_config` format
+(`sparse-24-bitmask`), naming the `.compressed`, `.bitmask` and
+`.row_offsets` tensors it wrote.
 
 Example (`fixtures/producers/quanto-qint4`):
 
@@ -58,20 +64,61 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             arts = by_group.get(group, [])
             if not arts or recognised(dec):
                 continue
-            unknown.add(group)
-            src = dec.get("source", "config")
             looks = sum(map(_count, arts))
             unchecked = looks or sum(n for a in arts for dt, n in a.unquantized.items()
                                      if dt not in ("F32", "F16", "BF16", "F64"))
+            if not unchecked and dec.get("method") == "compressed-tensors":
+                # a format no convention reads, over tensors the conventions
+                # read all of (by their layout): nothing goes unchecked
+                continue
+            unknown.add(group)
+            src = dec.get("source", "config")
             out.append(RULE.finding(
                 posixpath.join(group, src.split(" ")[0]),
                 f"{src} declares {declared_name(dec)}, which no convention recognises: "
                 f"{unchecked} tensor(s) in {len(arts)} file(s) are not checked", None,
                 {"declared": {k: v for k, v in dec.items() if k not in ("raw", "all")},
                  "count": unchecked, "files": len(arts)}))
+        out.extend(_sparse(scan.declared, by_group))
     for a in scan.artifacts:
         if a.group in unknown:
             continue
         for iss in issues_with(a, owned.CODES):
             out.append(RULE.finding(a.path, iss.message, None, iss.detail))
+    return out
+
+
+# the tensors compressed-tensors' sparsity compressors write beside each
+# weight (BitmaskCompressor, Sparse24BitMaskCompressor: ``<weight>.compressed``,
+# ``.bitmask``, ``.row_offsets`` and ``.shape``), by their last name component
+_SPARSE_PARTS = frozenset({"compressed", "bitmask", "row_offsets"})
+
+
+def _sparse(declared: Mapping[str, dict[str, Any]],
+            by_group: dict[str, list[Artifact]]) -> list[Finding]:
+    """A compressed-tensors sparsity format no convention reads
+    (``sparsity_config.format``: sparse-bitmask, sparse-24-bitmask), with
+    the tensors it wrote: their bytes are not checked, and are not
+    quantised tensors either (a declaration of ``dense`` quantisation beside
+    them is not contradicted)."""
+    out: list[Finding] = []
+    for group, dec in sorted(declared.items()):
+        raw = dec.get("raw")
+        sp = raw.get("sparsity_config") if isinstance(raw, dict) else None
+        fmt = sp.get("format") if isinstance(sp, dict) else None
+        if dec.get("method") != "compressed-tensors" or not isinstance(fmt, str) or \
+                fmt == "dense":
+            continue
+        arts = by_group.get(group, [])
+        n = sum(name.rpartition(".")[2] in _SPARSE_PARTS for a in arts
+                for name in a.tensor_names())
+        if not n:
+            continue
+        src = dec.get("source", "config")
+        out.append(RULE.finding(
+            posixpath.join(group, src.split(" ")[0]),
+            f"{src} declares compressed-tensors sparsity format {fmt!r}, which no convention "
+            f"reads: {n} tensor(s) in {len(arts)} file(s) are stored sparse-compressed "
+            "(.compressed, .bitmask, .row_offsets) and are not checked", None,
+            {"sparsity_format": fmt, "count": n, "files": len(arts)}))
     return out
