@@ -26,6 +26,13 @@ descriptor and its planes; one GRIT v1 cannot express is reported as
 "Declared parameters checked" are the fields of the declared quantisation
 (config.json `quantization_config`, quantize_config.json,
 hf_quant_config.json) that the bytes are held to (`declared_mismatch`).
+A compressed-tensors declaration is recognised by its storage `format`
+(its config groups' and the top-level one; `mixed-precision` names only
+that they differ): a format no convention below reads (`marlin-24`) is
+`unsupported_convention` when tensors go unchecked, `dense` is storage
+without compression (floats are what it says, a quantised tensor
+contradicts it), and a `sparsity_config` format (`sparse-24-bitmask`) names
+the tensors it wrote as not checked.
 Adding a convention: [architecture.md](architecture.md#recipe-add-a-convention).
 """
 
