@@ -458,3 +458,42 @@ def test_a_sparsity_format_no_convention_reads_is_named(tmp_path: Path) -> None:
     assert [k for k, _ in got] == ["unsupported_convention"]
     assert ("sparsity format 'sparse-24-bitmask', which no convention reads: 6 tensor(s) in "
             "1 file(s) are stored sparse-compressed") in got[0][1]
+
+
+def test_sparse_and_quantised_storage_is_not_called_a_stale_config(tmp_path: Path) -> None:
+    """2:4 sparsity over FP8 weights (``float-quantized`` with a
+    sparse-24-bitmask ``sparsity_config``): the quantised weights are
+    inside the sparse-compressed tensors no convention reads. They are
+    named as not checked; "no tensor is quantised (a stale config?)" would
+    be a false alarm.  Without the sparse tensors, the same config over
+    floats is a stale config again."""
+    import json
+    import struct
+
+    from grit_scan.writers import Raw, write_safetensors
+
+    d = tmp_path / "m"
+    d.mkdir()
+    tensors = {"model.norm.weight": Raw("BF16", [64], bytes(128))}
+    for i in range(3):
+        m = f"model.layers.{i}.mlp.down_proj"
+        tensors[m + ".weight.compressed"] = Raw("F8_E4M3", [64, 32], bytes(64 * 32))
+        tensors[m + ".weight.bitmask"] = Raw("U8", [64, 8], bytes(64 * 8))
+        tensors[m + ".weight.shape"] = Raw("I64", [2], struct.pack("<qq", 64, 64))
+        tensors[m + ".weight_scale"] = Raw("BF16", [64, 1], bytes(128))
+    write_safetensors(d / "model.safetensors", tensors)
+    qc = {"quant_method": "compressed-tensors", "format": "float-quantized",
+          "config_groups": {"group_0": {"format": "float-quantized", "targets": ["Linear"],
+                                        "weights": {"num_bits": 8, "type": "float",
+                                                    "strategy": "channel"}}},
+          "sparsity_config": {"format": "sparse-24-bitmask", "sparsity_structure": "2:4",
+                              "targets": ["Linear"]}}
+    (d / "config.json").write_text(json.dumps({"model_type": "llama",
+                                               "quantization_config": qc}))
+    got = _kinds(d)
+    assert [k for k, _ in got] == ["unsupported_convention"], got
+    assert "6 tensor(s) in 1 file(s) are stored sparse-compressed" in got[0][1]
+    write_safetensors(d / "model.safetensors", {
+        f"model.layers.{i}.mlp.down_proj.weight": Raw("BF16", [64, 64], bytes(64 * 64 * 2))
+        for i in range(3)})
+    assert [k for k, _ in _kinds(d)] == ["declared_mismatch"]

@@ -14,7 +14,7 @@ import functools
 import importlib
 import pkgutil
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -123,6 +123,29 @@ def ct_formats(declared: Declared) -> list[str]:
     config groups' and the top-level one (``mixed-precision`` left out)."""
     got = declared.get("formats") or [declared.get("format")]
     return [f for f in got if isinstance(f, str) and f != CT_MIXED]
+
+
+# the tensors compressed-tensors' sparsity compressors write beside each
+# weight (BitmaskCompressor, Sparse24BitMaskCompressor: ``<weight>.compressed``,
+# ``.bitmask``, ``.row_offsets``, and ``.shape``), by their last name component
+CT_SPARSE_PARTS = frozenset({"compressed", "bitmask", "row_offsets"})
+
+
+def ct_sparsity(declared: Declared) -> str | None:
+    """The ``sparsity_config`` format of a compressed-tensors declaration
+    that compresses (not ``dense``), or None."""
+    raw = declared.get("raw")
+    sp = raw.get("sparsity_config") if isinstance(raw, dict) else None
+    fmt = sp.get("format") if isinstance(sp, dict) else None
+    if declared.get("method") != "compressed-tensors" or not isinstance(fmt, str) \
+            or fmt == CT_UNCOMPRESSED:
+        return None
+    return fmt
+
+
+def sparse_parts(names: Iterable[str]) -> int:
+    """How many of ``names`` are tensors a sparsity compressor wrote."""
+    return sum(n.rpartition(".")[2] in CT_SPARSE_PARTS for n in names)
 
 
 def recognised(declared: Declared) -> bool:

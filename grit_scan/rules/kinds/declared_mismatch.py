@@ -181,13 +181,23 @@ def check_scan(scan: ScanInput) -> list[Finding]:
         if arts and not any(a.quantized for a in arts) and all(a.parsed for a in arts):
             # (a file grit could not read may hold them: it has its own finding)
             # here: the convention registry, which only a declaring model needs (start-up)
-            from ...conventions.base import CT_UNCOMPRESSED, ct_formats, recognised
+            from ...conventions.base import (
+                CT_UNCOMPRESSED,
+                ct_formats,
+                ct_sparsity,
+                recognised,
+                sparse_parts,
+            )
 
             if not recognised(dec):
                 continue  # a method no convention knows: unsupported_convention says so
             if dec.get("method") == "compressed-tensors" and set(ct_formats(dec)) == {
                     CT_UNCOMPRESSED}:
                 continue  # stored uncompressed, as declared: nothing quantised is no news
+            if ct_sparsity(dec) and any(sparse_parts(a.tensor_names()) for a in arts):
+                # sparse-compressed tensors hide what is quantised among them
+                # (unsupported_convention names them): not a stale config
+                continue
             what = dec.get("quant_algo") or dec.get("format") or dec.get("method") or "?"
             # tensors that look quantised in a layout no convention claims
             # (unsupported_convention names them): the checkpoint may well be

@@ -88,30 +88,23 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     return out
 
 
-# the tensors compressed-tensors' sparsity compressors write beside each
-# weight (BitmaskCompressor, Sparse24BitMaskCompressor: ``<weight>.compressed``,
-# ``.bitmask``, ``.row_offsets`` and ``.shape``), by their last name component
-_SPARSE_PARTS = frozenset({"compressed", "bitmask", "row_offsets"})
-
-
 def _sparse(declared: Mapping[str, dict[str, Any]],
             by_group: dict[str, list[Artifact]]) -> list[Finding]:
     """A compressed-tensors sparsity format no convention reads
     (``sparsity_config.format``: sparse-bitmask, sparse-24-bitmask), with
-    the tensors it wrote: their bytes are not checked, and are not
-    quantised tensors either (a declaration of ``dense`` quantisation beside
-    them is not contradicted)."""
+    the tensors it wrote: their bytes are not checked (what is quantised
+    among them is not known either: declared_mismatch does not call the
+    config stale)."""
+    # here: the convention registry's helpers, which only a declaring model needs (start-up)
+    from ...conventions.base import ct_sparsity, sparse_parts
+
     out: list[Finding] = []
     for group, dec in sorted(declared.items()):
-        raw = dec.get("raw")
-        sp = raw.get("sparsity_config") if isinstance(raw, dict) else None
-        fmt = sp.get("format") if isinstance(sp, dict) else None
-        if dec.get("method") != "compressed-tensors" or not isinstance(fmt, str) or \
-                fmt == "dense":
+        fmt = ct_sparsity(dec)
+        if fmt is None:
             continue
         arts = by_group.get(group, [])
-        n = sum(name.rpartition(".")[2] in _SPARSE_PARTS for a in arts
-                for name in a.tensor_names())
+        n = sum(sparse_parts(a.tensor_names()) for a in arts)
         if not n:
             continue
         src = dec.get("source", "config")
