@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
@@ -38,6 +39,13 @@ from .registry import Rule, memoised
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+
+
+def config_path(group: str, source: str) -> str:
+    """The path of the config a declaration came from: its model's group
+    and the file name its ``source`` starts with (``config.json
+    quantization_config``)."""
+    return posixpath.join(group, source.split(" ")[0])
 
 
 def issue_findings(art: Artifact, rule: Rule, codes: Collection[IssueCode],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import posixpath
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from itertools import compress, repeat
@@ -19,7 +18,7 @@ from ...names import IgnoreMatcher
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import positions
+from ..support import config_path, positions
 
 _CODE, _DETAIL = attrgetter("code"), attrgetter("detail")
 _REFUSED = IssueCode.NOT_REPRESENTABLE
@@ -177,7 +176,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
     for group, dec in sorted(scan.declared.items()):
         arts = by_group.get(group, [])
         src = dec.get("source", "config")
-        cfg_path = posixpath.join(group, src.split(" ")[0])
+        cfg_path = config_path(group, src)
         if arts and not any(a.quantized for a in arts) and all(a.parsed for a in arts):
             # (a file grit could not read may hold them: it has its own finding)
             # here: the convention registry, which only a declaring model needs (start-up)

@@ -3,7 +3,6 @@ quantised, that no convention recognises: the bytes are not checked."""
 
 from __future__ import annotations
 
-import posixpath
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -15,7 +14,7 @@ from ...issues import (
 from ..codes import Kind
 from ..finding import Finding, Severity
 from ..registry import Rule
-from ..support import issues_with
+from ..support import config_path, issues_with
 
 RULE = Rule(
     code="GRIT310",
@@ -74,7 +73,7 @@ def check_scan(scan: ScanInput) -> list[Finding]:
             unknown.add(group)
             src = dec.get("source", "config")
             out.append(RULE.finding(
-                posixpath.join(group, src.split(" ")[0]),
+                config_path(group, src),
                 f"{src} declares {declared_name(dec)}, which no convention recognises: "
                 f"{unchecked} tensor(s) in {len(arts)} file(s) are not checked", None,
                 {"declared": {k: v for k, v in dec.items() if k not in ("raw", "all")},
@@ -109,7 +108,7 @@ def _sparse(declared: Mapping[str, dict[str, Any]],
             continue
         src = dec.get("source", "config")
         out.append(RULE.finding(
-            posixpath.join(group, src.split(" ")[0]),
+            config_path(group, src),
             f"{src} declares compressed-tensors sparsity format {fmt!r}, which no convention "
             f"reads: {n} tensor(s) in {len(arts)} file(s) are stored sparse-compressed "
             "(.compressed, .bitmask, .row_offsets) and are not checked", None,
